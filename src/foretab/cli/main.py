@@ -1,0 +1,44 @@
+"""The ``foretab`` command: a thin layer over the library.
+
+Each command group lives in its own module and registers itself on ``app`` (or
+``bench_app``); this file only assembles them and turns ``ForetabError`` into a clean
+exit.
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="foretab",
+    help=(
+        "Answer natural-language questions, including questions about the future, over a "
+        "corpus of time-indexed tables (monthly project prices)."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+bench_app = typer.Typer(
+    help="Benchmarks: forecasting/imputation models, the corpus forecaster, QA datasets.",
+    no_args_is_help=True,
+)
+app.add_typer(bench_app, name="bench")
+
+
+def _register() -> None:
+    # Imported for their side effect of adding commands to ``app`` / ``bench_app``.
+    from foretab.cli import (  # noqa: F401
+        ask,
+        bench_forecast,
+        bench_qa,
+        demo,
+        query,
+        store_cmds,
+    )
+
+
+def main() -> None:
+    """Console-script entry point."""
+    _register()
+    app()

@@ -1,0 +1,1 @@
+"""Placeholder: commands are added by the module owner."""
