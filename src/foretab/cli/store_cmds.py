@@ -1,1 +1,108 @@
-"""Placeholder: commands are added by the module owner."""
+"""``foretab ingest`` and ``foretab tables``: build a store and see what the engine can see."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from foretab.cli.common import DbOption, exit_on_error, parse_month_option
+from foretab.cli.main import app
+from foretab.store import open_history
+from foretab.store.ingest import IngestSummary, ingest_path
+
+console = Console(stderr=True)
+
+
+@app.command()
+@exit_on_error
+def ingest(
+    path: Annotated[Path, typer.Argument(help="Long-format CSV (gzip allowed) or Parquet file.")],
+    db: DbOption,
+    reference_month: Annotated[
+        str | None,
+        typer.Option(
+            "--reference-month",
+            help="'Now' (YYYY-MM): months up to it form the history store, later months the "
+            "separate future store. Without it everything is history.",
+        ),
+    ] = None,
+) -> None:
+    """Build the history store, the future store and the catalog from PATH.
+
+    PATH has one row per project-month: city, district, project, month (YYYY-MM), avg_price,
+    optionally units_sold and any extra columns (kept). Bad input is reported with file,
+    row and column, and nothing is written. Re-ingesting replaces the store atomically.
+    """
+    reference = parse_month_option(reference_month, "--reference-month")
+    with Progress(
+        TextColumn("[bold]ingest[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("reading", total=None)
+
+        def progress(name: str, done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total, description=name)
+
+        summary = ingest_path(path, db, reference, progress=progress)
+    print_summary(summary, Console())
+
+
+def print_summary(summary: IngestSummary, out: Console) -> None:
+    """The ingest summary: tables, projects, months, rows and seconds."""
+    ref = summary.reference_month.iso if summary.reference_month else "none (all history)"
+    grid = Table(title=f"Ingested into {summary.location.describe()}", show_header=False)
+    grid.add_row("reference month", ref)
+    grid.add_row("history tables", str(summary.history_tables))
+    grid.add_row("future tables", str(summary.future_tables))
+    grid.add_row("projects", str(summary.projects))
+    grid.add_row("months (history / future)", f"{summary.history_months} / {summary.future_months}")
+    grid.add_row("rows (history / future)", f"{summary.history_rows} / {summary.future_rows}")
+    if summary.duplicates_dropped:
+        grid.add_row("identical duplicate rows dropped", str(summary.duplicates_dropped))
+    grid.add_row("seconds", f"{summary.seconds:.2f}")
+    out.print(grid)
+
+
+@app.command()
+@exit_on_error
+def tables(
+    db: DbOption,
+    city: Annotated[str | None, typer.Option(help="Only this city (case-insensitive).")] = None,
+    district: Annotated[
+        str | None, typer.Option(help="Only this district (case-insensitive).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
+) -> None:
+    """List the history catalog: the tables the question engine can see."""
+    with open_history(db) as store:
+        entries = [
+            e
+            for e in store.catalog()
+            if (city is None or e.city.lower() == city.strip().lower())
+            and (district is None or e.district.lower() == district.strip().lower())
+        ]
+    if as_json:
+        keys = ("table_name", "caption", "city", "district", "year", "rows")
+        typer.echo(json.dumps([{k: getattr(e, k) for k in keys} for e in entries], ensure_ascii=False))
+        return
+    table = Table(title=f"{len(entries)} history tables")
+    for column in ("name", "caption", "city", "district", "year", "rows"):
+        table.add_column(
+            column,
+            justify="right" if column in {"year", "rows"} else "left",
+            overflow="fold",
+        )
+    for e in entries:
+        table.add_row(e.table_name, e.caption, e.city, e.district, str(e.year), str(e.rows))
+    Console().print(table)

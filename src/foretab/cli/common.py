@@ -1,0 +1,65 @@
+"""Options and error handling shared by the CLI commands."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from typing import Annotated, ParamSpec, TypeVar
+
+import typer
+
+from foretab.errors import ForetabError
+from foretab.months import Month
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+DbOption = Annotated[
+    str,
+    typer.Option(
+        "--db",
+        help="Store: a DuckDB file (future store = sibling *.future.duckdb) or a "
+        "postgresql://user@host:port/NAME URL (future store = database NAME_future).",
+    ),
+]
+
+ERROR_EXIT_CODE = 2
+
+
+def exit_on_error(func: Callable[P, R]) -> Callable[P, R]:
+    """Turn ``ForetabError`` into exit code 2 with the message on stderr.
+
+    With ``--json`` (``as_json=True``) the error is also printed on stdout as
+    ``{"error": {"type", "message", "suggestions"}}`` so scripts can read it.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return func(*args, **kwargs)
+        except ForetabError as exc:
+            report_error(exc, as_json=bool(kwargs.get("as_json")))
+            raise typer.Exit(ERROR_EXIT_CODE) from None
+
+    return wrapper
+
+
+def report_error(exc: ForetabError, *, as_json: bool) -> None:
+    """Print an error for a person (stderr) and, with --json, for a program (stdout)."""
+    print(f"Error: {exc.message}", file=sys.stderr)
+    if exc.suggestions:
+        print("Did you mean: " + "; ".join(exc.suggestions), file=sys.stderr)
+    if as_json:
+        print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False))
+
+
+def parse_month_option(value: str | None, option: str) -> Month | None:
+    """A ``YYYY-MM`` option value, or a clear usage error."""
+    if value is None:
+        return None
+    try:
+        return Month.parse(value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a month; use YYYY-MM, e.g. 2021-12.", param_hint=option) from None

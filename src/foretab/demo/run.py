@@ -1,0 +1,107 @@
+"""``foretab demo``: generate the synthetic corpus, ingest it, show what is there."""
+
+from __future__ import annotations
+
+import shlex
+import time
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from foretab.demo.generate import DEFAULT_MONTHS, DEFAULT_START, DemoError, generate_corpus
+from foretab.demo.overview import StoreOverview, render_overview, summarize_store
+from foretab.demo.questions import show_sample_questions
+from foretab.demo.sample_query import SampleQuery, run_sample_query, shell_quote
+from foretab.months import Month
+from foretab.store.ingest import IngestSummary, ingest_frame
+
+DEFAULT_DB = "foretab-demo.duckdb"
+DEFAULT_SEED = 0
+FUTURE_MONTHS = 12  # the question engine forecasts up to 12 months past the reference month
+
+
+@dataclass(frozen=True, slots=True)
+class DemoResult:
+    """What ``foretab demo`` built and how long each part took."""
+
+    ingest: IngestSummary
+    overview: StoreOverview
+    sample: SampleQuery | None
+    generate_seconds: float
+    total_seconds: float
+
+
+def default_reference_month(start: Month = DEFAULT_START, months: int = DEFAULT_MONTHS) -> Month:
+    """The last generated month minus 12: leaves a year of future to forecast."""
+    return start + (months - 1 - FUTURE_MONTHS)
+
+
+def run_demo(
+    db: str = DEFAULT_DB,
+    *,
+    seed: int = DEFAULT_SEED,
+    reference_month: Month | None = None,
+    console: Console | None = None,
+) -> DemoResult:
+    """Build the demo store at ``db`` (replacing it) and print what it holds."""
+    console = console or Console()
+    started = time.perf_counter()
+    reference = reference_month or default_reference_month()
+    last = DEFAULT_START + (DEFAULT_MONTHS - 1)
+    if not DEFAULT_START <= reference <= last:
+        raise DemoError(
+            f"--reference-month {reference.iso} is outside the demo corpus "
+            f"({DEFAULT_START.iso}..{last.iso}); pick a month inside it, or omit it for "
+            f"{default_reference_month().iso}."
+        )
+    with console.status("Generating the synthetic corpus ..."):
+        corpus = generate_corpus(seed)
+    generated = time.perf_counter()
+    console.print(
+        f"Generated {len(corpus):,} project-months for "
+        f"{corpus[['city', 'district', 'project']].drop_duplicates().shape[0]} projects "
+        f"(seed {seed}, {generated - started:.2f} s)."
+    )
+    with Progress(
+        TextColumn("Ingesting"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("", total=None)
+
+        def on_table(name: str, done: int, total: int) -> None:
+            progress.update(task, description=name, completed=done, total=total)
+
+        summary = ingest_frame(corpus, db, reference, source=f"demo-seed-{seed}", progress=on_table)
+    console.print(
+        f"Ingested into {summary.location.describe()} in {summary.seconds:.2f} s: "
+        f"{summary.history_tables} history tables, {summary.future_tables} future tables."
+    )
+    overview = summarize_store(db)
+    render_overview(overview, console)
+    sample = run_sample_query(db, overview, console)
+    _print_next_steps(db, sample, console)
+    show_sample_questions(db, console)
+    return DemoResult(
+        ingest=summary,
+        overview=overview,
+        sample=sample,
+        generate_seconds=generated - started,
+        total_seconds=time.perf_counter() - started,
+    )
+
+
+def _print_next_steps(db: str, sample: SampleQuery | None, console: Console) -> None:
+    quoted = shlex.quote(db)
+    statement = sample.sql if sample is not None else "SELECT ..."
+    console.print("\n[bold]Next steps[/bold]")
+    for line in (
+        f"foretab tables --db {quoted}",
+        f"foretab sql {shell_quote(statement)} --db {quoted}",
+    ):
+        # Not wrapped, so each command can be copied as one line.
+        console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)

@@ -1,0 +1,47 @@
+"""Training windows cut from a panel: history of fixed length, then ``h`` targets.
+
+Every learned forecaster trains on the same windows, so "train only on information
+available at month R" is one rule: a window's targets must lie inside the panel given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from foretab.forecast.base import MAX_HORIZON
+
+
+@dataclass(frozen=True, slots=True)
+class Windows:
+    """``history [m, L]`` (NaN-padded on the left when the panel is shorter) and
+    ``target [m, H]`` (NaN where unobserved or beyond the panel)."""
+
+    history: np.ndarray
+    target: np.ndarray
+
+
+def cut_windows(
+    panel: np.ndarray,
+    lookback: int,
+    horizon: int = MAX_HORIZON,
+    min_observed: int = 1,
+    min_end: int = 5,
+) -> Windows:
+    """All windows ending at column ``e`` (``min_end <= e < T-1``) with >= 1 observed target.
+
+    ``min_observed`` history observations are required so every window has a level.
+    """
+    n, t = panel.shape
+    padded = np.concatenate([np.full((n, lookback), np.nan), panel, np.full((n, horizon), np.nan)], axis=1)
+    hist, targ = [], []
+    for end in range(min_end, t - 1):
+        h = padded[:, end + 1 : end + 1 + lookback]
+        y = padded[:, lookback + end + 1 : lookback + end + 1 + horizon]
+        keep = (np.isfinite(h).sum(axis=1) >= min_observed) & np.isfinite(y).any(axis=1)
+        hist.append(h[keep])
+        targ.append(y[keep])
+    if not hist:
+        return Windows(np.empty((0, lookback)), np.empty((0, horizon)))
+    return Windows(np.concatenate(hist), np.concatenate(targ))

@@ -1,0 +1,194 @@
+"""``foretab ingest``: validate a long table, build the history and future stores, swap them in.
+
+Nothing is written until the whole input has been checked; the new stores are built
+completely (temporary DuckDB files, or one PostgreSQL transaction per database) before the
+old ones are replaced, so a failure never leaves a store half-written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+import foretab
+from foretab.errors import IngestError, StoreError
+from foretab.months import Month
+from foretab.store.layout import SideLayout, split
+from foretab.store.location import StoreLocation
+from foretab.store.validate import CleanCorpus, clean, read_table
+from foretab.store.writers import ensure_database, write_duckdb, write_postgres
+
+TableProgress = Callable[[str, int, int], None]  # (table name, done, total)
+
+
+@dataclass(frozen=True, slots=True)
+class IngestSummary:
+    """What an ingest built."""
+
+    location: StoreLocation
+    reference_month: Month | None
+    history_tables: int
+    future_tables: int
+    projects: int
+    history_months: int
+    future_months: int
+    history_rows: int
+    future_rows: int
+    duplicates_dropped: int
+    seconds: float
+
+
+def ingest_path(
+    path: str | Path,
+    db: str,
+    reference_month: Month | None = None,
+    *,
+    progress: TableProgress | None = None,
+) -> IngestSummary:
+    """Ingest a CSV (gzip allowed) or Parquet file into the store at ``db``."""
+    path = Path(path)
+    return _ingest(clean(read_table(path), str(path)), db, reference_month, str(path), progress)
+
+
+def ingest_frame(
+    frame: pd.DataFrame,
+    db: str,
+    reference_month: Month | None = None,
+    *,
+    source: str = "<dataframe>",
+    progress: TableProgress | None = None,
+) -> IngestSummary:
+    """Ingest an in-memory long table (same columns as a file)."""
+    raw = frame.copy()
+    for col in raw.columns:
+        if col in {"city", "district", "project", "month", "units_sold"} or raw[col].dtype == object:
+            if not pd.api.types.is_datetime64_any_dtype(raw[col]):
+                raw[col] = raw[col].astype("string").fillna("")
+    return _ingest(clean(raw, source), db, reference_month, source, progress)
+
+
+def _ingest(
+    corpus: CleanCorpus,
+    db: str,
+    reference: Month | None,
+    source: str,
+    progress: TableProgress | None,
+) -> IngestSummary:
+    started = time.perf_counter()
+    location = StoreLocation.parse(db)
+    history, future = split(corpus, reference)
+    if history.n_rows == 0:
+        first = corpus.frame["month"].min()
+        raise IngestError(
+            f"{source}: no month is at or before the reference month {reference}; the first "
+            f"month in the file is {first}. Choose a later --reference-month."
+        )
+    meta = {
+        "reference_month": reference.iso if reference else "",
+        "source": Path(source).name,
+        "ingested_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "foretab_version": foretab.__version__,
+    }
+    total = len(history.tables) + (len(future.tables) if future else 0)
+    done = 0
+
+    def step(name: str) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(name, done, total)
+
+    if location.backend == "duckdb":
+        _swap_duckdb(location, history, future, meta, step)
+    else:
+        _swap_postgres(location, history, future, meta, step)
+    frame = corpus.frame
+    return IngestSummary(
+        location=location,
+        reference_month=reference,
+        history_tables=len(history.tables),
+        future_tables=len(future.tables) if future else 0,
+        projects=int(frame[["city", "district", "project"]].drop_duplicates().shape[0]),
+        history_months=int(history.rows["month"].nunique()),
+        future_months=int(future.rows["month"].nunique()) if future else 0,
+        history_rows=history.n_rows,
+        future_rows=future.n_rows if future else 0,
+        duplicates_dropped=corpus.duplicates_dropped,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _swap_duckdb(
+    location: StoreLocation,
+    history: SideLayout,
+    future: SideLayout | None,
+    meta: dict[str, str],
+    step: Callable[[str], None],
+) -> None:
+    target = Path(location.history)
+    future_target = Path(location.future)
+    if target.exists() and target.is_dir():
+        raise StoreError(f"--db {target} is a folder; pass a file path such as {target}/corpus.duckdb.")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tag = uuid.uuid4().hex[:8]
+    tmp_history = target.with_name(f".{target.name}.{tag}.tmp")
+    tmp_future = future_target.with_name(f".{future_target.name}.{tag}.tmp")
+    try:
+        write_duckdb(str(tmp_history), history, meta, step)
+        if future is not None:
+            write_duckdb(str(tmp_future), future, meta, step)
+    except BaseException:
+        for tmp in (tmp_history, tmp_future):
+            tmp.unlink(missing_ok=True)
+            Path(str(tmp) + ".wal").unlink(missing_ok=True)
+        raise
+    # Fitted models belong to the old data; move them aside before the swap.
+    artifacts = location.artifacts_dir
+    stale = artifacts.with_name(f".{artifacts.name}.{tag}.old")
+    if artifacts.exists():
+        os.replace(artifacts, stale)
+    if future is not None:
+        os.replace(tmp_future, future_target)
+    else:
+        future_target.unlink(missing_ok=True)
+    os.replace(tmp_history, target)
+    for leftover in (Path(str(target) + ".wal"), Path(str(future_target) + ".wal")):
+        leftover.unlink(missing_ok=True)
+    shutil.rmtree(stale, ignore_errors=True)
+
+
+def _swap_postgres(
+    location: StoreLocation,
+    history: SideLayout,
+    future: SideLayout | None,
+    meta: dict[str, str],
+    step: Callable[[str], None],
+) -> None:
+    import psycopg
+
+    try:
+        ensure_database(location.history, location.database_name("history"))
+        ensure_database(location.history, location.database_name("future"))
+        # Future first: a reader that sees the new history also finds its future.
+        write_postgres(location.future, future, meta, step)
+        write_postgres(location.history, history, meta, step)
+    except psycopg.OperationalError as exc:
+        raise StoreError(f"Cannot write to {location.describe()}: {exc}".strip()) from exc
+    _grant_reader(location)
+
+
+def _grant_reader(location: StoreLocation) -> None:
+    """Give the SELECT-only role access to the history catalog tables, if the guard has one."""
+    try:
+        from foretab.sql.connect import ensure_reader_role  # type: ignore[attr-defined]
+    except ImportError:
+        return
+    ensure_reader_role(location.history)

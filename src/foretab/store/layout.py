@@ -1,0 +1,113 @@
+"""How validated observations become tables: one per district, city and year, per side."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from foretab.months import Month
+from foretab.store.naming import caption, snake, table_name
+from foretab.store.validate import CleanCorpus
+
+STANDARD_COLUMNS = ("project_name", "month", "price", "units_sold")
+# Extra input columns that describe the place rather than the project-month; they go to the
+# projects table (for entity linking) as well as staying on every row.
+ALIAS_COLUMNS = {"project_zh": "project_zh", "city_zh": "city_zh", "district_zh": "district_zh"}
+
+
+@dataclass(frozen=True, slots=True)
+class TableSpec:
+    """One price table to create."""
+
+    table_name: str
+    caption: str
+    city: str
+    district: str
+    year: int
+    rows: int
+
+
+@dataclass(frozen=True, slots=True)
+class SideLayout:
+    """Everything one store (history or future) will hold."""
+
+    rows: pd.DataFrame  # _table, project_name, month (YYYY-MM-01), price, units_sold, extras…
+    tables: tuple[TableSpec, ...]
+    projects: pd.DataFrame  # city, district, project, first_month, last_month, n_months, *_zh
+    extra_columns: tuple[str, ...]  # SQL column names of the extras, in order
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.rows)
+
+
+def extra_column_names(extras: tuple[str, ...]) -> dict[str, str]:
+    """Input column → SQL column name (snake case, never clashing with the standard ones)."""
+    names: dict[str, str] = {}
+    for col in extras:
+        name = snake(col) or "extra"
+        if name in STANDARD_COLUMNS or name[0].isdigit():
+            name = f"extra_{name}"
+        while name in names.values():
+            name += "_"
+        names[col] = name
+    return names
+
+
+def split(corpus: CleanCorpus, reference: Month | None) -> tuple[SideLayout, SideLayout | None]:
+    """History (months ≤ R; everything without R) and future (months > R, or None)."""
+    frame = corpus.frame
+    if reference is None:
+        return _side(frame, corpus.extra_columns), None
+    is_history = frame["month"] <= reference.iso
+    history = _side(frame[is_history], corpus.extra_columns)
+    future_rows = frame[~is_history]
+    future = _side(future_rows, corpus.extra_columns) if len(future_rows) else None
+    return history, future
+
+
+def _side(frame: pd.DataFrame, extras: tuple[str, ...]) -> SideLayout:
+    names = extra_column_names(extras)
+    year = frame["month"].str.slice(0, 4).astype(int)
+    keys = pd.DataFrame({"city": frame["city"], "district": frame["district"], "year": year})
+    specs: list[TableSpec] = []
+    table_of_row = pd.Series("", index=frame.index, dtype=object)
+    for (city, district, yr), idx in keys.groupby(["city", "district", "year"]).groups.items():
+        name = table_name(str(district), str(city), int(yr))
+        table_of_row.loc[idx] = name
+        specs.append(
+            TableSpec(name, caption(str(district), str(city), int(yr)), str(city), str(district), int(yr), len(idx))
+        )
+    rows = pd.DataFrame(
+        {
+            "_table": table_of_row,
+            "project_name": frame["project"],
+            "month": frame["month"] + "-01",
+            "price": frame["avg_price"],
+            "units_sold": frame["units_sold"],
+        }
+    )
+    for col, sql_name in names.items():
+        rows[sql_name] = frame[col]
+    return SideLayout(
+        rows=rows.reset_index(drop=True),
+        tables=tuple(sorted(specs, key=lambda s: (s.city, s.district, s.year))),
+        projects=_projects(frame),
+        extra_columns=tuple(names.values()),
+    )
+
+
+def _projects(frame: pd.DataFrame) -> pd.DataFrame:
+    grouped = frame.groupby(["city", "district", "project"], sort=True)
+    projects = grouped["month"].agg(first_month="min", last_month="max", n_months="count")
+    projects["first_month"] = projects["first_month"] + "-01"
+    projects["last_month"] = projects["last_month"] + "-01"
+    projects = projects.reset_index()
+    key = ["city", "district", "project"]
+    present = [c for c in ALIAS_COLUMNS if c in frame.columns]
+    aliases = frame[key + present].drop_duplicates(key)  # first alias seen per project
+    projects = projects.merge(aliases, on=key, how="left")
+    for col in ALIAS_COLUMNS:
+        projects[col] = projects[col].fillna("") if col in projects.columns else ""
+    return projects

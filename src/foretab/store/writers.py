@@ -1,0 +1,145 @@
+"""Write a ``SideLayout`` to DuckDB or PostgreSQL.
+
+Both writers build the new store completely before it becomes visible: DuckDB into a
+temporary file that ``ingest`` renames over the old one, PostgreSQL inside one transaction
+that drops the old tables and creates the new ones. A failure leaves the old store as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import duckdb
+import pandas as pd
+import psycopg
+from psycopg import sql
+
+from foretab.store.layout import SideLayout
+from foretab.store.naming import ARTIFACTS_TABLE, CATALOG_TABLE, META_TABLE, PROJECTS_TABLE
+
+Progress = Callable[[str], None]  # called once per table written, with its name
+
+_CATALOG_COLUMNS = "table_name TEXT, caption TEXT, city TEXT, district TEXT, year INTEGER, rows INTEGER"
+_PROJECT_COLUMNS = (
+    "city TEXT, district TEXT, project TEXT, first_month DATE, last_month DATE, "
+    "n_months INTEGER, project_zh TEXT, city_zh TEXT, district_zh TEXT"
+)
+
+
+def write_duckdb(path: str, layout: SideLayout, meta: Mapping[str, str], progress: Progress) -> None:
+    """Create a new DuckDB store file at ``path`` (which must not exist yet)."""
+    conn = duckdb.connect(path)
+    try:
+        # Copy the frame into DuckDB once; scanning a pandas frame per table is far slower.
+        conn.register("incoming_frame", layout.rows)
+        conn.execute("CREATE TEMP TABLE incoming_rows AS SELECT * FROM incoming_frame")
+        conn.unregister("incoming_frame")
+        extras = "".join(f', CAST("{c}" AS VARCHAR) AS "{c}"' for c in layout.extra_columns)
+        for spec in layout.tables:
+            conn.execute(
+                f'CREATE TABLE "{spec.table_name}" AS SELECT CAST(project_name AS VARCHAR) AS '
+                "project_name, CAST(month AS DATE) AS month, CAST(price AS DOUBLE) AS price, "
+                f"CAST(units_sold AS INTEGER) AS units_sold{extras} FROM incoming_rows "
+                "WHERE _table = ? ORDER BY project_name, month",
+                [spec.table_name],
+            )
+            progress(spec.table_name)
+        conn.execute("DROP TABLE incoming_rows")
+        _write_metadata_duckdb(conn, layout, meta)
+        conn.execute("CHECKPOINT")
+    finally:
+        conn.close()
+
+
+def _write_metadata_duckdb(
+    conn: duckdb.DuckDBPyConnection, layout: SideLayout, meta: Mapping[str, str]
+) -> None:
+    conn.execute(f"CREATE TABLE {CATALOG_TABLE} ({_CATALOG_COLUMNS})")
+    catalog = pd.DataFrame(
+        [[s.table_name, s.caption, s.city, s.district, s.year, s.rows] for s in layout.tables],
+        columns=["table_name", "caption", "city", "district", "year", "rows"],
+    )
+    conn.register("incoming_catalog", catalog)  # executemany is slow in DuckDB
+    conn.execute(f"INSERT INTO {CATALOG_TABLE} SELECT * FROM incoming_catalog")
+    conn.unregister("incoming_catalog")
+    conn.execute(f"CREATE TABLE {PROJECTS_TABLE} ({_PROJECT_COLUMNS})")
+    conn.register("incoming_projects", layout.projects)
+    conn.execute(f"INSERT INTO {PROJECTS_TABLE} SELECT * FROM incoming_projects")
+    conn.unregister("incoming_projects")
+    conn.execute(f"CREATE TABLE {META_TABLE} (key TEXT, value TEXT)")
+    conn.executemany(f"INSERT INTO {META_TABLE} VALUES (?, ?)", list(meta.items()))
+
+
+def ensure_database(url: str, name: str) -> None:
+    """Create PostgreSQL database ``name`` on the server of ``url`` if it is missing."""
+    with psycopg.connect(url, dbname="postgres", autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if not exists:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def write_postgres(url: str, layout: SideLayout | None, meta: Mapping[str, str], progress: Progress) -> None:
+    """Replace every foretab table of one database in a single transaction.
+
+    ``layout=None`` empties the database's foretab tables (a re-ingest that leaves no
+    future months).
+    """
+    with psycopg.connect(url) as conn:  # one transaction: commit on success, rollback on error
+        _drop_existing(conn)
+        if layout is None:
+            return
+        extras = [sql.SQL(", {} TEXT").format(sql.Identifier(c)) for c in layout.extra_columns]
+        columns = ["project_name", "month", "price", "units_sold", *layout.extra_columns]
+        groups = dict(tuple(layout.rows.groupby("_table", sort=False)))
+        for spec in layout.tables:
+            ident = sql.Identifier(spec.table_name)
+            conn.execute(
+                sql.SQL(
+                    "CREATE TABLE {} (project_name TEXT, month DATE, price DOUBLE PRECISION, "
+                    "units_sold INTEGER{})"
+                ).format(ident, sql.SQL("").join(extras))
+            )
+            part = groups[spec.table_name].sort_values(["project_name", "month"])
+            with conn.cursor().copy(
+                sql.SQL("COPY {} ({}) FROM STDIN").format(
+                    ident, sql.SQL(", ").join(map(sql.Identifier, columns))
+                )
+            ) as copy:
+                for record in part[columns].itertuples(index=False, name=None):
+                    copy.write_row([_pg_value(v) for v in record])
+            progress(spec.table_name)
+        conn.execute(f"CREATE TABLE {CATALOG_TABLE} ({_CATALOG_COLUMNS})")
+        with conn.cursor() as cur:
+            cur.executemany(
+                f"INSERT INTO {CATALOG_TABLE} VALUES (%s, %s, %s, %s, %s, %s)",
+                [[s.table_name, s.caption, s.city, s.district, s.year, s.rows] for s in layout.tables],
+            )
+            conn.execute(f"CREATE TABLE {PROJECTS_TABLE} ({_PROJECT_COLUMNS})")
+            cur.executemany(
+                f"INSERT INTO {PROJECTS_TABLE} VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                [[_pg_value(v) for v in r] for r in layout.projects.itertuples(index=False, name=None)],
+            )
+            conn.execute(f"CREATE TABLE {META_TABLE} (key TEXT, value TEXT)")
+            cur.executemany(f"INSERT INTO {META_TABLE} VALUES (%s, %s)", list(meta.items()))
+
+
+def _drop_existing(conn: psycopg.Connection[Any]) -> None:
+    # Only what foretab made: the tables its old catalog lists, and its own metadata.
+    has_catalog = conn.execute("SELECT to_regclass(%s)", [CATALOG_TABLE]).fetchone()
+    names: list[str] = []
+    if has_catalog and has_catalog[0] is not None:
+        names = [r[0] for r in conn.execute(f"SELECT table_name FROM {CATALOG_TABLE}").fetchall()]
+    # Fitted models describe the old data: drop them with it.
+    for name in [*names, CATALOG_TABLE, PROJECTS_TABLE, META_TABLE, ARTIFACTS_TABLE]:
+        conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name)))
+
+
+def _pg_value(value: object) -> object:
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, float) and value != value:
+        return None
+    if hasattr(value, "item"):
+        return value.item()  # numpy scalar → Python
+    return value

@@ -1,0 +1,174 @@
+"""Shared fixtures: a throwaway PostgreSQL server on loopback, the shared data folder.
+
+The PostgreSQL cluster is started once per test session (``pg_server``) from Debian's
+server binaries; tests that need it are skipped with a clear message only where no
+server binary exists (``.ci/run`` installs one, so CI runs them).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+PG_MISSING = "PostgreSQL server binaries not found; install Debian's postgresql package"
+
+
+def find_pg_bindir() -> Path | None:
+    """The folder holding ``initdb``/``pg_ctl``/``postgres``: PATH first, then Debian's."""
+    on_path = shutil.which("initdb")
+    if on_path and shutil.which("pg_ctl"):
+        return Path(on_path).resolve().parent
+    candidates = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin"),
+        key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
+        reverse=True,
+    )
+    for bindir in candidates:
+        if (bindir / "initdb").exists() and (bindir / "pg_ctl").exists():
+            return bindir
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class PgServer:
+    """A running throwaway cluster; ``url(db)`` gives a connection URL for ``db``."""
+
+    host: str
+    port: int
+    user: str
+    datadir: Path
+    _counter: Iterator[int] = field(default_factory=itertools.count)
+
+    @property
+    def base_url(self) -> str:
+        """``postgresql://postgres@127.0.0.1:PORT`` (append ``/dbname``)."""
+        return f"postgresql://{self.user}@{self.host}:{self.port}"
+
+    def url(self, dbname: str = "postgres") -> str:
+        return f"{self.base_url}/{dbname}"
+
+    def fresh_dbname(self, prefix: str = "t") -> str:
+        """A database name no other test in this session uses (not created)."""
+        return f"{prefix}_{os.getpid()}_{next(self._counter)}"
+
+
+def _as_postgres(cmd: list[str]) -> list[str]:
+    # initdb refuses to run as root; the cluster must belong to an unprivileged user.
+    if os.geteuid() == 0:
+        return ["runuser", "-u", "postgres", "--", *cmd]
+    return cmd
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """Start a PostgreSQL cluster on 127.0.0.1 (trust auth, fsync off) for the session."""
+    bindir = find_pg_bindir()
+    if bindir is None:
+        pytest.skip(PG_MISSING)
+    tmp = Path(tempfile.mkdtemp(prefix="foretab-pg-"))
+    datadir = tmp / "data"
+    sockdir = tmp / "sock"
+    datadir.mkdir()
+    sockdir.mkdir()
+    if os.geteuid() == 0:
+        shutil.chown(tmp, "postgres", "postgres")
+        shutil.chown(datadir, "postgres", "postgres")
+        shutil.chown(sockdir, "postgres", "postgres")
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C"}
+    subprocess.run(
+        _as_postgres(
+            [
+                str(bindir / "initdb"),
+                "-D",
+                str(datadir),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--no-sync",
+            ]
+        ),
+        check=True,
+        capture_output=True,
+        env=env,
+    )
+    port = _free_port()
+    options = (
+        f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={sockdir} "
+        "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
+        "-c max_connections=100 -c shared_buffers=32MB"
+    )
+    logfile = tmp / "server.log"
+    started = subprocess.run(
+        _as_postgres(
+            [
+                str(bindir / "pg_ctl"),
+                "-D",
+                str(datadir),
+                "-l",
+                str(logfile),
+                "-o",
+                options,
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ]
+        ),
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    if started.returncode != 0:
+        log = logfile.read_text() if logfile.exists() else ""
+        shutil.rmtree(tmp, ignore_errors=True)
+        pytest.fail(f"PostgreSQL did not start: {started.stderr.decode()}\n{log}")
+    server = PgServer(host="127.0.0.1", port=port, user="postgres", datadir=datadir)
+    try:
+        yield server
+    finally:
+        subprocess.run(
+            _as_postgres([str(bindir / "pg_ctl"), "-D", str(datadir), "-m", "immediate", "stop"]),
+            capture_output=True,
+            env=env,
+            check=False,
+        )
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_db(pg_server: PgServer) -> Iterator[str]:
+    """A fresh, empty database URL; dropped (with its ``_future`` sibling) afterwards."""
+    import psycopg
+
+    name = pg_server.fresh_dbname()
+    yield pg_server.url(name)
+    with psycopg.connect(pg_server.url("postgres"), autocommit=True) as conn:
+        for db in (name, f"{name}_future"):
+            conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """``<repo>/../shared/data``; tests needing it skip where it is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data folder not found at {SHARED_DATA}")
+    return SHARED_DATA
