@@ -7,7 +7,11 @@ exit.
 
 from __future__ import annotations
 
+import sys
+
 import typer
+
+from foretab.errors import ForetabError
 
 app = typer.Typer(
     name="foretab",
@@ -41,4 +45,12 @@ def _register() -> None:
 def main() -> None:
     """Console-script entry point."""
     _register()
-    app()
+    try:
+        app()
+    except ForetabError as exc:
+        # Commands decorated with ``exit_on_error`` handle this themselves; this is the net
+        # for the rest, so a user never sees a traceback for a problem we explained.
+        from foretab.cli.common import ERROR_EXIT_CODE, report_error
+
+        report_error(exc, as_json="--json" in sys.argv)
+        sys.exit(ERROR_EXIT_CODE)

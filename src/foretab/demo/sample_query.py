@@ -49,11 +49,8 @@ def run_sample_query(db: str, overview: StoreOverview, console: Console) -> Samp
     except ImportError:
         console.print("  (the SQL guard is not available in this build; not run)")
         return SampleQuery(sql)
-    executor = GuardedExecutor(db)
-    try:
-        result = executor.execute(sql)
-    finally:
-        executor.close()
+    with GuardedExecutor(db) as guard:
+        result = guard.execute(sql)
     table = Table(*(escape(c) for c in result.columns))
     for row in result.rows:
         table.add_row(*(escape(_cell(v)) for v in row))

@@ -19,10 +19,18 @@ from foretab.forecast.windows import cut_windows
 
 
 def _rows(
-    history: np.ndarray, target: np.ndarray | None, horizon: int
+    history: np.ndarray,
+    target: np.ndarray | None,
+    horizon: int,
+    end: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Expand windows to one row per horizon: ``(X, y_log_ratio, level, row_window)``."""
+    """Expand windows to one row per horizon: ``(X, y_log_ratio, level, row_window)``.
+
+    ``end`` (the calendar column a window ends at) becomes a feature when given.
+    """
     feats, level, _ = window_features(history)
+    if end is not None:
+        feats = np.concatenate([feats, np.asarray(end, dtype=float)[:, None]], axis=1)
     n = feats.shape[0]
     hs = np.arange(1, horizon + 1, dtype=float)
     x = np.concatenate(
@@ -52,11 +60,17 @@ class LightGBMForecaster(Forecaster):
         learning_rate: float = 0.05,
         num_leaves: int = 63,
         objective: str = "l1",
+        calendar: bool = False,
+        min_end: int = 5,
+        recency_halflife: float | None = None,
         n_jobs: int = 2,
         verbose: bool = False,
     ) -> None:
         super().__init__(seed)
         self.lookback = lookback
+        self.calendar = calendar
+        self.min_end = min_end
+        self.recency_halflife = recency_halflife
         self.params = {
             "objective": objective,
             "learning_rate": learning_rate,
@@ -84,16 +98,29 @@ class LightGBMForecaster(Forecaster):
             return history[:, t - self.lookback :]
         return np.concatenate([np.full((n, self.lookback - t), np.nan), history], axis=1)
 
+    def _end(self, history: np.ndarray) -> np.ndarray | None:
+        """Histories start where the training panel starts, so they end at column T-1."""
+        if not self.calendar:
+            return None
+        return np.full(history.shape[0], history.shape[1] - 1)
+
     def fit(self, panel: np.ndarray, val: ValidationSplit | None = None) -> Self:
         start = time.perf_counter()
-        win = cut_windows(np.asarray(panel, dtype=float), self.lookback)
-        x, y, _, _ = _rows(win.history, win.target, MAX_HORIZON)
-        train = lgb.Dataset(x, y, free_raw_data=True)
+        panel = np.asarray(panel, dtype=float)
+        win = cut_windows(panel, self.lookback, min_end=self.min_end)
+        x, y, _, rw = _rows(win.history, win.target, MAX_HORIZON, win.end if self.calendar else None)
+        weight = None
+        if self.recency_halflife:
+            last_end = panel.shape[1] - 2
+            weight = 0.5 ** ((last_end - win.end[rw]) / self.recency_halflife)
+        train = lgb.Dataset(x, y, weight=weight, free_raw_data=True)
         valid_sets = []
         callbacks = []
         rounds = self.n_estimators
         if val is not None:
-            vx, vy, _, _ = _rows(self._fit_history(val.history), val.target, val.target.shape[1])
+            vh = self._fit_history(val.history)
+            vend = self._end(val.history)
+            vx, vy, _, _ = _rows(vh, val.target, val.target.shape[1], vend)
             valid_sets = [lgb.Dataset(vx, vy, reference=train)]
             callbacks = [lgb.early_stopping(100, verbose=False)]
         self.booster = lgb.train(
@@ -112,6 +139,6 @@ class LightGBMForecaster(Forecaster):
                 "the LightGBM forecaster is not fitted", suggestions=("call fit(panel) first",)
             )
         hist = self._fit_history(history)
-        x, _, lev, _ = _rows(hist, None, h)
+        x, _, lev, _ = _rows(hist, None, h, self._end(history))
         pred = self.booster.predict(x, num_threads=self.params["num_threads"])
         return (lev * np.exp(pred)).reshape(-1, h)

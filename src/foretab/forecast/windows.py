@@ -20,6 +20,7 @@ class Windows:
 
     history: np.ndarray
     target: np.ndarray
+    end: np.ndarray  # the panel column each window's history ends at
 
 
 def cut_windows(
@@ -35,13 +36,14 @@ def cut_windows(
     """
     n, t = panel.shape
     padded = np.concatenate([np.full((n, lookback), np.nan), panel, np.full((n, horizon), np.nan)], axis=1)
-    hist, targ = [], []
+    hist, targ, ends = [], [], []
     for end in range(min_end, t - 1):
         h = padded[:, end + 1 : end + 1 + lookback]
         y = padded[:, lookback + end + 1 : lookback + end + 1 + horizon]
         keep = (np.isfinite(h).sum(axis=1) >= min_observed) & np.isfinite(y).any(axis=1)
         hist.append(h[keep])
         targ.append(y[keep])
+        ends.append(np.full(int(keep.sum()), end))
     if not hist:
-        return Windows(np.empty((0, lookback)), np.empty((0, horizon)))
-    return Windows(np.concatenate(hist), np.concatenate(targ))
+        return Windows(np.empty((0, lookback)), np.empty((0, horizon)), np.empty(0, int))
+    return Windows(np.concatenate(hist), np.concatenate(targ), np.concatenate(ends))

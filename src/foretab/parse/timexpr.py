@@ -70,9 +70,10 @@ def _month_number(text: str) -> int:
 
 
 def _year_of(match: re.Match[str], name: str, reference: Month) -> int:
-    if match.group(name):
-        return int(match.group(name))
-    rel = match.group(f"{name}rel").lower()
+    groups = match.groupdict()
+    if groups.get(name):
+        return int(groups[name])
+    rel = (groups.get(f"{name}rel") or "").lower()
     if re.search(r"next|coming|following|upcoming", rel):
         return reference.year + 1
     if re.search(r"this|current", rel):
@@ -115,7 +116,7 @@ class _Rule:
 
 
 def _rule(pattern: str, resolve: Resolver, *, weak: bool = False, pre: bool = True) -> _Rule:
-    text = (_PRE if pre else "") + pattern
+    text = (_PRE if pre else "") + f"(?:{pattern})"
     return _Rule(re.compile(rf"(?<![\w-])(?:{text})(?![\w-])", re.IGNORECASE), resolve, weak)
 
 
@@ -236,8 +237,6 @@ _RULES: tuple[_Rule, ...] = (
     _rule(rf"{_NEXT}\s+month", _fixed(1, 1)),
     _rule(r"the\s+month\s+after\s+next", _fixed(2, 2)),
     _rule(rf"{_NEXT}\s+(?P<n>{_NUM})\s+months?", _next_n_months),
-    _rule(rf"{_NUM}\s+months?\s+(?:ahead|from\s+now)".replace(_NUM, f"(?P<n>{_NUM})", 1),
-          _next_n_months),  # fmt: skip
     _rule(rf"{_NEXT}\s+half[\s-]+(?:a\s+)?year|{_NEXT}\s+six[\s-]+month\s+period",
           _fixed(1, 6)),  # fmt: skip
     _rule(rf"{_NEXT}\s+(?:calendar\s+)?quarter", _next_quarters),
@@ -279,7 +278,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(rf"between\s+{_month('m1')}\s+and\s+{_month('m2')}", _range_no_year, pre=False),
     _rule(
         rf"(?:in|by|for|during|until|till|before|around|of)\s+(?:the\s+month\s+of\s+)?"
-        rf"{_month('m')}(?!\s*,?\s*(?:of\s+)?(?:{_YEAR}|next|this|last|the))",
+        rf"{_month('m')}",
         _bare_month,
         pre=False,
     ),

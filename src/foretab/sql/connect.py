@@ -149,24 +149,41 @@ def _redact(url: str) -> str:
     return _with_user(url, parts.username or "", "***")
 
 
-def ensure_reader_role(conn: Any, dbname: str, *, password: str | None = None) -> None:
-    """Create/refresh the SELECT-only ``foretab_reader`` role for history database ``dbname``.
+def ensure_reader_role(
+    target: Any, dbname: str | None = None, *, password: str | None = None
+) -> None:
+    """Create/refresh the SELECT-only ``foretab_reader`` role for a history database.
 
-    ``conn`` is an admin psycopg connection to ``dbname`` (the history database) after its
-    tables are built. Grants CONNECT on ``dbname`` and SELECT on ``foretab_catalog`` and
-    every table it lists, nothing else; revokes CONNECT on ``{dbname}_future`` from
-    PUBLIC and the reader so the future store stays invisible. Idempotent.
+    ``target`` is either the history store's ``postgresql://`` URL (an admin user) or an
+    open admin psycopg connection to the history database ``dbname``; call it after the
+    tables are built. Grants CONNECT on the history database, USAGE on ``public`` and
+    SELECT on ``foretab_catalog`` and every table it lists, nothing else; revokes CONNECT
+    on ``{dbname}_future`` from PUBLIC and the reader so the future store stays
+    invisible. Idempotent.
     """
+    if isinstance(target, str):
+        import psycopg
+
+        name = dbname or urlsplit(target).path.lstrip("/")
+        with psycopg.connect(target, autocommit=True) as conn:
+            _grant(conn, name, password)
+        return
+    if dbname is None:
+        raise StoreError("ensure_reader_role(conn, dbname): pass the history database name")
+    _grant(target, dbname, password)
+
+
+def _grant(conn: Any, dbname: str, password: str | None) -> None:
     from psycopg import sql
 
     role = sql.Identifier(READER_ROLE)
-    exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (READER_ROLE,)).fetchone()
-    if exists is None:
-        conn.execute(
-            sql.SQL(
-                "CREATE ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION"
-            ).format(role)
-        )
+    # Roles are cluster-wide and two ingests may race to create it: tolerate "exists".
+    conn.execute(
+        "DO $$ BEGIN "
+        f"CREATE ROLE {READER_ROLE} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT "
+        "NOREPLICATION; "
+        "EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
+    )
     if password is not None:
         conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(role, sql.Literal(password)))
     conn.execute(sql.SQL("ALTER ROLE {} SET default_transaction_read_only = on").format(role))

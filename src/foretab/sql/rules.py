@@ -328,4 +328,10 @@ def _describe(node: exp.Expression) -> str:
         return "SELECT ... INTO"
     if isinstance(node, exp.Lock):
         return "FOR UPDATE/SHARE locking"
-    return f"a {node.key.upper()} statement"
+    if isinstance(node, exp.Returning):
+        return "RETURNING (a data-modifying statement)"
+    if isinstance(node, _WRITE_NODES):
+        return f"a {node.key.upper()} statement"
+    if isinstance(node, exp.Values):
+        return "a bare VALUES list"
+    return f"{node.sql()[:40]!r}, which is not a query"

@@ -1,0 +1,155 @@
+"""Gold SQL of the QA benchmark: history, future and answer queries (paper appendix A.2).
+
+The dataset stores SQL *text* (like the paper's release), so literals are written into it —
+always through sqlglot's literal rendering, never by hand. The answer SQL computes the
+gold answer on its own: it reads the current price from the history store and the target
+months from the future store, applies the rounding and comparison rules of DESIGN §4 in SQL,
+and returns rows already in the answer format. It never calls foretab's analyzer, so it is
+an independent path to the same answer.
+
+Dialect: DuckDB. ``answer_sql`` expects the history store attached as ``history`` and the
+future store as ``future``; ``history_sql`` / ``future_sql`` use plain table names and run on
+their own store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlglot import exp
+
+from foretab.months import Month
+from foretab.parse.plan import Aggregate, ChangeMeasure, Comparison, Task
+
+HISTORY_ALIAS = "history"
+FUTURE_ALIAS = "future"
+_MONTH_LABEL = "'%B %Y'"  # "January 2022", the answer format of DESIGN §4
+
+
+def lit(text: str) -> str:
+    """A SQL string literal, quoted by sqlglot."""
+    return exp.Literal.string(text).sql(dialect="duckdb")
+
+
+def date_lit(month: Month) -> str:
+    """``DATE '2022-01-01'``: months are stored as their first day."""
+    return f"DATE {lit(month.first_day.isoformat())}"
+
+
+def _in_list(names: Sequence[str]) -> str:
+    return "(" + ", ".join(lit(n) for n in names) + ")"
+
+
+def rows_sql(
+    tables: Sequence[str],
+    projects: Sequence[str],
+    first: Month,
+    last: Month,
+    *,
+    catalog: str | None = None,
+) -> str:
+    """``project_name, month, price`` of ``projects`` in ``first..last``, over year tables."""
+    where = (
+        f"project_name IN {_in_list(projects)} "
+        f"AND month BETWEEN {date_lit(first)} AND {date_lit(last)}"
+    )
+    prefix = f"{catalog}." if catalog else ""
+    return "\nUNION ALL\n".join(
+        f"SELECT project_name, month, price FROM {prefix}{table} WHERE {where}" for table in tables
+    )
+
+
+def history_sql(tables: Sequence[str], projects: Sequence[str], first: Month, last: Month) -> str:
+    """The golden history query: every observation of the projects in the history window."""
+    return f"{rows_sql(tables, projects, first, last)}\nORDER BY project_name, month"
+
+
+def future_sql(tables: Sequence[str], projects: Sequence[str], first: Month, last: Month) -> str:
+    """The golden future query: the labels of the asked window (future store)."""
+    return f"{rows_sql(tables, projects, first, last)}\nORDER BY project_name, month"
+
+
+_TARGET = {
+    Aggregate.VALUE: "AVG(price)",  # a one-month window: the month's own price
+    Aggregate.MEAN: "AVG(price)",
+    Aggregate.MAX: "MAX(price)",
+    Aggregate.MIN: "MIN(price)",
+    Aggregate.EACH: "AVG(price)",  # unused by the final SELECT; keeps the CTEs uniform
+}
+
+
+def answer_sql(
+    *,
+    task: Task,
+    aggregate: Aggregate,
+    comparison: Comparison,
+    measure: ChangeMeasure,
+    projects: Sequence[str],
+    history_tables: Sequence[str],
+    history_first: Month,
+    reference: Month,
+    target_tables: Sequence[str],
+    window_first: Month,
+    window_last: Month,
+) -> str:
+    """The gold answer query for one item; its rows are the answer in DESIGN §4 format."""
+    target_catalog = HISTORY_ALIAS if task is Task.HISTORY else FUTURE_ALIAS
+    asked = ", ".join(f"({pos}, {lit(name)})" for pos, name in enumerate(projects, start=1))
+    change = (
+        "(target - current) / current" if measure is ChangeMeasure.RELATIVE else "target - current"
+    )
+    ctes = [
+        f"asked(pos, project_name) AS (VALUES {asked})",
+        "history_rows AS (\n"
+        + rows_sql(history_tables, projects, history_first, reference, catalog=HISTORY_ALIAS)
+        + "\n)",
+        # Current price: the price at R, else the latest observed month before R; rounded.
+        "current_price AS (SELECT project_name, ROUND(arg_max(price, month), 2) AS current "
+        "FROM history_rows GROUP BY project_name)",
+        "target_rows AS (SELECT project_name, month, ROUND(price, 2) AS price FROM (\n"
+        + rows_sql(target_tables, projects, window_first, window_last, catalog=target_catalog)
+        + "\n))",
+        f"target_value AS (SELECT project_name, ROUND({_TARGET[aggregate]}, 2) AS target "
+        "FROM target_rows GROUP BY project_name)",
+        "scored AS (SELECT a.pos, a.project_name, t.target, c.current, "
+        f"{change} AS change FROM asked a "
+        "JOIN target_value t ON t.project_name = a.project_name "
+        "JOIN current_price c ON c.project_name = a.project_name)",
+    ]
+    multi = len(projects) > 1
+    final: str
+    if comparison is Comparison.NONE:
+        if aggregate is Aggregate.EACH:
+            label = f"strftime(r.month, {_MONTH_LABEL})"
+            cols = f"r.project_name, {label}, r.price" if multi else f"{label}, r.price"
+            final = (
+                f"SELECT {cols} FROM target_rows r JOIN asked a "
+                "ON a.project_name = r.project_name ORDER BY a.pos, r.month"
+            )
+        else:
+            cols = "project_name, target" if multi else "target"
+            final = f"SELECT {cols} FROM scored ORDER BY pos"
+    elif comparison is Comparison.VS_CURRENT:
+        final = (
+            "SELECT CASE WHEN target > current THEN 'Increase' "
+            "WHEN target < current THEN 'Decrease' ELSE 'No change' END FROM scored"
+        )
+    else:
+        hits = {
+            Comparison.WHICH_RISE: "SELECT pos, project_name FROM scored WHERE target > current",
+            Comparison.WHICH_FALL: "SELECT pos, project_name FROM scored WHERE target < current",
+            Comparison.RISES_MOST: "SELECT pos, project_name FROM scored WHERE change > 0 "
+            "ORDER BY change DESC, pos LIMIT 1",
+            Comparison.FALLS_MOST: "SELECT pos, project_name FROM scored WHERE change < 0 "
+            "ORDER BY change ASC, pos LIMIT 1",
+            Comparison.HIGHEST: "SELECT pos, project_name FROM scored "
+            "ORDER BY target DESC, pos LIMIT 1",
+            Comparison.LOWEST: "SELECT pos, project_name FROM scored "
+            "ORDER BY target ASC, pos LIMIT 1",
+        }[comparison]
+        ctes.append(f"hits AS ({hits})")
+        final = (
+            "SELECT project_name FROM (SELECT pos, project_name FROM hits UNION ALL "
+            "SELECT 0, 'None' WHERE NOT EXISTS (SELECT 1 FROM hits)) ORDER BY pos"
+        )
+    return "WITH " + ",\n".join(ctes) + "\n" + final

@@ -1,0 +1,144 @@
+"""Imputers: linear interpolation, and LightGBM learning corrections to it.
+
+The learned imputer trains self-supervised: it hides random observed cells of its
+training panel and learns ``log(true / interpolated)`` from the neighbourhood of each.
+"""
+
+from __future__ import annotations
+
+from typing import Self
+
+import lightgbm as lgb
+import numpy as np
+
+from foretab.forecast.base import Imputer, check_panel
+
+
+def interpolate_linear(panel: np.ndarray) -> np.ndarray:
+    """Linear interpolation inside each row, constant extension at both ends."""
+    out = panel.copy()
+    cols = np.arange(panel.shape[1])
+    for i in range(panel.shape[0]):
+        ok = np.isfinite(panel[i])
+        if ok.any() and not ok.all():
+            out[i] = np.interp(cols, cols[ok], panel[i, ok])
+    return out
+
+
+class LinearImputer(Imputer):
+    """Straight lines between observed neighbours; flat beyond the first/last one."""
+
+    alias = "linear"
+
+    def _impute(self, panel: np.ndarray) -> np.ndarray:
+        return interpolate_linear(panel)
+
+
+def _neighbours(panel: np.ndarray, k: int = 2) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """For every cell, the values and distances of the k previous and k next observations
+    (NaN / large distance where there is none)."""
+    n, t = panel.shape
+    observed = np.isfinite(panel)
+    vals: list[np.ndarray] = []
+    dists: list[np.ndarray] = []
+    for direction in (-1, 1):
+        idx = np.full((n, t, k), -1, dtype=int)
+        for j in range(t):
+            rng = range(j - 1, -1, -1) if direction < 0 else range(j + 1, t)
+            found = np.zeros(n, dtype=int)
+            for c in rng:
+                hit = observed[:, c] & (found < k)
+                if not hit.any() and (found >= k).all():
+                    break
+                rows = np.nonzero(hit)[0]
+                idx[rows, j, found[rows]] = c
+                found[rows] += 1
+        for r in range(k):
+            ix = idx[:, :, r]
+            has = ix >= 0
+            v = np.full((n, t), np.nan)
+            d = np.full((n, t), np.nan)
+            rows, cols = np.nonzero(has)
+            v[rows, cols] = panel[rows, ix[rows, cols]]
+            d[rows, cols] = np.abs(ix[rows, cols] - cols)
+            vals.append(v)
+            dists.append(d)
+    return vals, dists
+
+
+def _cell_features(panel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(features [n*t, F], base [n*t])`` where base is the linear interpolation."""
+    n, t = panel.shape
+    base = interpolate_linear(panel)
+    vals, dists = _neighbours(panel)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rel = [np.log(v / base) for v in vals]
+        row_med = np.nanmedian(np.where(np.isfinite(panel), panel, np.nan), axis=1)
+    row_med = np.where(np.isfinite(row_med), row_med, base[:, 0])
+    observed = np.isfinite(panel)
+    col = np.broadcast_to(np.arange(t)[None, :], (n, t)).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        parts = [
+            *rel,
+            *dists,
+            np.log(base / row_med[:, None]),
+            col,
+            np.broadcast_to(observed.sum(axis=1)[:, None], (n, t)).astype(float),
+            np.log(base),
+        ]
+    feats = np.stack([p.reshape(-1) for p in parts], axis=1)
+    return feats, base.reshape(-1)
+
+
+class LightGBMImputer(Imputer):
+    """Linear interpolation corrected by a LightGBM model of the neighbourhood."""
+
+    alias = "lgbm_impute"
+
+    def __init__(
+        self, seed: int = 0, hide_rate: float = 0.2, rounds: int = 4, n_estimators: int = 400
+    ) -> None:
+        super().__init__(seed)
+        self.hide_rate = hide_rate
+        self.rounds = rounds
+        self.n_estimators = n_estimators
+        self.booster: lgb.Booster | None = None
+
+    def fit(self, panel: np.ndarray) -> Self:
+        panel = check_panel(panel)
+        rng = np.random.default_rng(self.seed)
+        xs, ys = [], []
+        for _ in range(self.rounds):
+            hide = np.isfinite(panel) & (rng.random(panel.shape) < self.hide_rate)
+            masked = panel.copy()
+            masked[hide] = np.nan
+            feats, base = _cell_features(masked)
+            flat = hide.reshape(-1) & np.isfinite(base)
+            xs.append(feats[flat])
+            ys.append(np.log(panel.reshape(-1)[flat] / base[flat]))
+        params = {
+            "objective": "l1",
+            "learning_rate": 0.05,
+            "num_leaves": 63,
+            "min_data_in_leaf": 50,
+            "feature_fraction": 0.9,
+            "seed": self.seed,
+            "deterministic": True,
+            "force_row_wise": True,
+            "num_threads": 2,
+            "verbose": -1,
+        }
+        self.booster = lgb.train(
+            params, lgb.Dataset(np.concatenate(xs), np.concatenate(ys)), self.n_estimators
+        )
+        return self
+
+    def _impute(self, panel: np.ndarray) -> np.ndarray:
+        if self.booster is None:
+            return interpolate_linear(panel)
+        feats, base = _cell_features(panel)
+        out = base.copy()
+        todo = ~np.isfinite(panel.reshape(-1)) & np.isfinite(base)
+        if todo.any():
+            out[todo] = base[todo] * np.exp(self.booster.predict(feats[todo], num_threads=2))
+        return out.reshape(panel.shape)

@@ -1,0 +1,58 @@
+"""Normalised word tokens with their character spans in the original question.
+
+Names are compared in one normal form on both sides (catalog and question): NFKC (so
+full-width and Roman-numeral characters become ASCII), possessive "'s" dropped ("Wuhan's"
+→ "wuhan"), apostrophes removed ("Bao'an" → "baoan"), accents and other non-ASCII letters
+dropped, lower case, every other non-alphanumeric character a word break.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+# Greek capitals that stand in for Latin ones in romanised names ("MOMA" as "Μ Ο Μ A").
+_LOOKALIKES = str.maketrans("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX")
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One normalised word and where its source word sits in the original text."""
+
+    text: str
+    start: int
+    end: int
+    capitalized: bool
+
+
+def _normal_words(word: str) -> list[str]:
+    word = unicodedata.normalize("NFKC", word).translate(_LOOKALIKES)
+    word = _POSSESSIVE.sub("", word)
+    word = word.replace("'", "").replace("’", "")
+    ascii_word = unicodedata.normalize("NFKD", word).encode("ascii", "ignore").decode()
+    return re.findall(r"[a-z0-9]+", ascii_word.lower())
+
+
+def tokenize(text: str) -> list[Token]:
+    """Normalised tokens of ``text`` with their original character spans."""
+    tokens: list[Token] = []
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        capitalized = word[:1].isupper() or word[:1].isdigit()
+        for part in _normal_words(word):
+            tokens.append(Token(part, match.start(), match.end(), capitalized))
+    return tokens
+
+
+def normalize(text: str) -> str:
+    """The normal form used to compare names: ``"Bao'an District"`` → ``"baoan district"``."""
+    return " ".join(token.text for token in tokenize(text))
+
+
+def has_cjk(text: str) -> bool:
+    """True when the text holds Chinese characters (matched as substrings, not words)."""
+    return bool(_CJK.search(text))
