@@ -26,10 +26,14 @@ class LocationLike(Protocol):
     """Anything with the two fields of ``foretab.store.StoreLocation`` we need."""
 
     @property
-    def backend(self) -> str: ...
+    def backend(self) -> str:
+        """``duckdb`` or ``postgresql``."""
+        ...
 
     @property
-    def history(self) -> str: ...
+    def history(self) -> str:
+        """The history store: a DuckDB path or a ``postgresql://`` URL."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ connection with a time limit::
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Collection, Sequence
@@ -75,9 +76,7 @@ class GuardedExecutor:
         if self.target.backend == "duckdb":
             self._conn = open_duckdb_readonly(self.target.history)
         else:
-            self._conn, self.role = open_postgres_readonly(
-                self.target.history, timeout_s=timeout_s
-            )
+            self._conn, self.role = open_postgres_readonly(self.target.history, timeout_s=timeout_s)
         if allowed_tables is None:
             allowed_tables = self._catalog_tables()
         self.allowed_tables = frozenset(t.lower() for t in allowed_tables) | {CATALOG_TABLE}
@@ -86,7 +85,7 @@ class GuardedExecutor:
 
     @property
     def dialect(self) -> str:
-        """sqlglot dialect of the backend (``duckdb`` or ``postgres``)."""
+        """Sqlglot dialect of the backend (``duckdb`` or ``postgres``)."""
         return self.target.dialect
 
     def prepare(self, sql: str | exp.Expression) -> str:
@@ -247,10 +246,8 @@ class GuardedExecutor:
         finally:
             timer.cancel()
             # Never commit: end the read-only transaction whatever happened.
-            try:
+            with contextlib.suppress(psycopg.Error):
                 conn.rollback()
-            except psycopg.Error:
-                pass
         return columns, rows
 
 

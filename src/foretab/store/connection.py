@@ -16,6 +16,7 @@ import pandas as pd
 import psycopg
 
 from foretab.errors import StoreError
+from foretab.sql.connect import open_duckdb_readonly
 from foretab.store.location import StoreLocation
 
 Side = Literal["history", "future"]
@@ -33,12 +34,9 @@ class ReadConnection:
         if location.backend == "duckdb":
             if not Path(target).exists():
                 raise StoreError(_missing_message(location, side))
-            try:
-                self._duck = duckdb.connect(
-                    target, read_only=True, config={"enable_external_access": False}
-                )
-            except duckdb.Error as exc:
-                raise StoreError(f"Cannot open {target} as a DuckDB store: {exc}") from exc
+            # The same locked-down configuration as the SQL guard: DuckDB refuses a second
+            # connection to one file with a different configuration in the same process.
+            self._duck = open_duckdb_readonly(target)
         else:
             try:
                 self._pg = psycopg.connect(target, autocommit=True)

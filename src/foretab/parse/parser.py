@@ -1,0 +1,230 @@
+"""Question → ``Plan``: entities, time window, then meaning from cue words.
+
+No whole-question templates: the parser finds the projects (``entities``) and the month
+window (``timexpr``), masks both out, and reads the remaining words for cues:
+
+* comparison: "which/whose/will A or B" + rise/fall words (+ "most/bigger/larger/faster")
+  or highest/lowest words; a single project with rise/fall words is "vs current";
+* aggregate: "mean"/"average of ..."/"on average" → MEAN (a bare "average price" names
+  the measure, not an aggregate), highest/maximum/peak → MAX, lowest/minimum → MIN,
+  "each month"/"monthly"/"month by month" → EACH;
+* measure: "percentage"/"percent"/"rate"/"relative change" → RELATIVE.
+
+Task: HISTORY when the window ends at or before R, else REASONING for categorical
+questions and FORECAST for numeric ones. Aggregate defaults: a one-month window → VALUE;
+a longer window without an aggregate word → EACH (numeric) or MEAN (reasoning).
+"""
+
+from __future__ import annotations
+
+import re
+
+from foretab.errors import QuestionError
+from foretab.months import Month
+from foretab.parse.entities import EntityIndex
+from foretab.parse.plan import Aggregate, ChangeMeasure, Comparison, Plan, Task
+from foretab.parse.timexpr import find_time_match
+
+_CURRENT = r"(?:(?:its|their|the|today's|todays|present|current|now)\s+)*(?:current|present|now|today)"
+# Rewrites before cue reading: fixed phrases whose words would read as other cues.
+_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), replacement)
+    for pattern, replacement in (
+        (rf"\bhigher\s+than\s+{_CURRENT}\b", " goes_up "),
+        (rf"\blower\s+than\s+{_CURRENT}\b", " goes_down "),
+        (r"\b(?:more|most)\s+expensive\b", " pricier "),
+        (r"\b(?:less|least)\s+expensive\b", " cheaper "),
+        (r"\b(?:go|goes|going|went|move|moves)\s+up\b", " goes_up "),
+        (r"\b(?:go|goes|going|went|move|moves)\s+down\b", " goes_down "),
+        # "what will the price rise to" asks for a price, not a direction
+        (r"\b(?:rise|rises|climb|climbs|increase|increases|grow|grows|fall|falls|drop|drops"
+         r"|decline|declines)\s+to\b", " reach "),
+        (r"\brelative\s+to\b|\bcompared\s+(?:to|with)\b|\bin\s+comparison\s+(?:to|with)\b",
+         " versus "),
+    )
+)  # fmt: skip
+
+_RISE = re.compile(
+    r"\b(?:rise|rises|rising|rose|risen|increase|increases|increased|increasing|goes_up"
+    r"|grow|grows|growing|grew|growth|gain|gains|climb|climbs|climbing|appreciate|appreciates"
+    r"|appreciation|upward|upswing|surge|surges|jump|jumps|higher\s+than\s+before|uptick)\b"
+)
+_FALL = re.compile(
+    r"\b(?:fall|falls|falling|fell|fallen|decrease|decreases|decreased|decreasing|goes_down"
+    r"|drop|drops|dropping|dropped|decline|declines|declining|declined|dip|dips|depreciate"
+    r"|depreciates|depreciation|downward|downturn|slump|slumps|plunge|plunges|sink|sinks"
+    r"|shrink|shrinks|lose|loses|loss)\b"
+)
+_MOST = re.compile(
+    r"\b(?:most|more|bigger|biggest|larger|largest|greater|greatest|faster|fastest|steeper"
+    r"|steepest|sharper|sharpest|stronger|strongest|higher|highest|deeper|deepest|heavier"
+    r"|heaviest|maximum|max)\b"
+)
+_HIGH = re.compile(
+    r"\b(?:highest|higher|priciest|pricier|dearest|dearer|top|maximum|max|peak|peaks"
+    r"|greatest|costliest)\b"
+)
+_LOW = re.compile(
+    r"\b(?:lowest|lower|cheapest|cheaper|minimum|min|bottom|trough|least|smallest|lows)\b"
+)
+_MEAN = re.compile(
+    r"\bmean\b|\baverage\s+of\b|\baverage\s+(?:monthly|value|level|over|across|for\s+the)\b"
+    r"|\bon\s+average\b|\baveraged\b|\boverall\s+average\b|\baverage\b.*\baverage\b"
+)
+_EACH = re.compile(
+    r"\beach\s+month\b|\bevery\s+month\b|\bmonthly\b|\bmonth\s+by\s+month\b"
+    r"|\bper\s+month\b|\bfor\s+each\b|\beach\s+of\s+the\s+months\b|\bmonth-by-month\b"
+    r"|\bmonth\s+on\s+month\b|\bbreakdown\b"
+)
+_RELATIVE = re.compile(
+    r"\bpercent(?:age)?s?\b|%|\brates?\b|\brelative\s+(?:change|increase|rise|growth|decrease"
+    r"|decline|drop|fall|terms)\b|\brelatively\b|\bproportion(?:al|ally)?\b|\bratio\b"
+)
+_WHICH = re.compile(
+    r"\bwhich\b|\bwhichever\b|\bwhose\b|\bwho\b|\bwhat\s+(?:project|community|development)\b"
+)
+_YES_NO_START = re.compile(r"^\s*(?:will|would|is|are|does|do|can|could|shall|might|may)\b")
+_TREND = re.compile(r"\btrend\b|\bdirection\b|\bup\s+or\s+down\b")
+
+
+def _mask(text: str, spans: list[tuple[int, int]]) -> str:
+    chars = list(text)
+    for start, end in spans:
+        for i in range(max(start, 0), min(end, len(chars))):
+            chars[i] = "#"
+    return "".join(chars)
+
+
+def _cue_text(question: str, spans: list[tuple[int, int]]) -> str:
+    text = _mask(question, spans).lower().replace("’", "'")
+    text = re.sub(r"#+", " ", text)
+    text = re.sub(r"\s+", " ", text)
+    for pattern, replacement in _REWRITES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _first(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    return pattern.search(text)
+
+
+def _aggregate_cue(text: str) -> Aggregate | None:
+    """The aggregate named in ``text`` (comparison words already removed)."""
+    hits: list[tuple[int, Aggregate]] = []
+    for pattern, aggregate in (
+        (_MEAN, Aggregate.MEAN),
+        (_HIGH, Aggregate.MAX),
+        (_LOW, Aggregate.MIN),
+    ):
+        match = pattern.search(text)
+        if match:
+            hits.append((match.start(), aggregate))
+    if hits:
+        return min(hits)[1]
+    if _EACH.search(text):
+        return Aggregate.EACH
+    return None
+
+
+def _remove(text: str, match: re.Match[str] | None) -> str:
+    if match is None:
+        return text
+    return text[: match.start()] + " " + text[match.end() :]
+
+
+def _near_most(text: str, cue: re.Match[str]) -> re.Match[str] | None:
+    """A "most/bigger/faster" word close to the rise/fall word ("bigger increase", "rise
+    the most", "larger percentage rise"); a distant one belongs to something else."""
+    for most in _MOST.finditer(text):
+        gap = cue.start() - most.end() if most.end() <= cue.start() else most.start() - cue.end()
+        if gap <= 25:
+            return most
+    return None
+
+
+def _comparison(text: str, several: bool) -> tuple[Comparison, str]:
+    """The comparison a question asks for and its text with the consumed cue removed."""
+    rise, fall = _first(_RISE, text), _first(_FALL, text)
+    direction = None
+    if rise and fall:
+        direction = "rise" if rise.start() < fall.start() else "fall"
+    elif rise or fall:
+        direction = "rise" if rise else "fall"
+    if not several:
+        if direction or _TREND.search(text):
+            return Comparison.VS_CURRENT, text
+        return Comparison.NONE, text
+    categorical = bool(_WHICH.search(text) or _YES_NO_START.search(text))
+    if direction:
+        cue = rise if direction == "rise" else fall
+        assert cue is not None
+        most = _near_most(text, cue)
+        if most is not None:
+            kind = Comparison.RISES_MOST if direction == "rise" else Comparison.FALLS_MOST
+            return kind, _remove(text, most)
+        # "Will A or B rise?" and "which of A, B will rise" both list the risers.
+        kind = Comparison.WHICH_RISE if direction == "rise" else Comparison.WHICH_FALL
+        return kind, text
+    if not categorical:
+        return Comparison.NONE, text
+    high, low = _first(_HIGH, text), _first(_LOW, text)
+    if high and (not low or high.start() < low.start()):
+        return Comparison.HIGHEST, _remove(text, high)
+    if low:
+        return Comparison.LOWEST, _remove(text, low)
+    raise QuestionError(
+        "the question asks 'which' but says neither what to compare (highest / lowest price)"
+        " nor a direction (rise / fall)",
+        suggestions=(
+            "Which of A or B will have the highest price next month?",
+            "Which of A or B will rise the most next year?",
+        ),
+    )
+
+
+def parse_question(question: str, index: EntityIndex, reference: Month) -> Plan:
+    """Parse ``question`` into a ``Plan`` relative to the reference month ``reference``.
+
+    Raises ``QuestionError`` (or its subclasses ``UnknownEntityError`` /
+    ``AmbiguousEntityError``) naming what could not be understood.
+    """
+    if not question or not question.strip():
+        raise QuestionError("the question is empty; ask about a project and a time")
+    mentions = index.find_mentions(question)
+    masked = _mask(question, [(m.start, m.end) for m in mentions])
+    time = find_time_match(masked, reference)
+    window = time.window.__class__(
+        time.window.first, time.window.last, question[time.start : time.end].strip()
+    )
+    linked = index.resolve(question, mentions, ignore=[(time.start, time.end)])
+    text = _cue_text(question, [*linked.spans, (time.start, time.end)])
+    several = len(linked.projects) > 1
+    comparison, rest = _comparison(text, several)
+    measure = ChangeMeasure.RELATIVE if _RELATIVE.search(text) else ChangeMeasure.ABSOLUTE
+    categorical = comparison is not Comparison.NONE
+    aggregate = _aggregate_cue(rest)
+    if len(window.months) == 1:
+        aggregate = Aggregate.VALUE
+    elif aggregate is None:
+        aggregate = Aggregate.MEAN if categorical else Aggregate.EACH
+    if categorical and aggregate is Aggregate.EACH:
+        raise QuestionError(
+            "a comparison needs one target per project, not a price for each month; "
+            "ask about the average, highest or lowest price of the window",
+        )
+    if window.last <= reference:
+        task = Task.HISTORY
+    elif categorical:
+        task = Task.REASONING
+    else:
+        task = Task.FORECAST
+    return Plan(
+        question=question,
+        reference_month=reference,
+        projects=linked.projects,
+        window=window,
+        aggregate=aggregate,
+        task=task,
+        comparison=comparison,
+        measure=measure,
+    )

@@ -1,0 +1,94 @@
+"""The paper's two-stage table retrieval: canonical captions → exact match, BM25 fallback.
+
+The plan already names resolved districts, so the canonical captions are exact in the
+common case; BM25 covers captions that differ in spelling (punctuation, case) from the
+catalog. A BM25 hit is accepted only when it is for the same district, city and year:
+otherwise the table does not exist (e.g. no sales in that district that year) and the
+trace says so rather than silently reading another district's table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from foretab.months import Month
+from foretab.parse.plan import Plan, Task
+from foretab.retrieve.bm25 import CaptionIndex
+from foretab.store.catalog import CatalogEntry
+from foretab.store.naming import caption, snake
+
+# Months of history the forecaster reads before the reference month (the paper uses 24).
+LOOKBACK_MONTHS = 24
+
+
+@dataclass(frozen=True, slots=True)
+class CaptionMatch:
+    """How one requested caption was resolved: ``exact``, ``bm25`` or ``missing``."""
+
+    caption: str
+    method: str
+    table: CatalogEntry | None
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieval:
+    """The tables a question reads, and how each was found."""
+
+    matches: tuple[CaptionMatch, ...]
+
+    @property
+    def tables(self) -> tuple[CatalogEntry, ...]:
+        return tuple(m.table for m in self.matches if m.table is not None)
+
+
+def history_span(plan: Plan) -> tuple[Month, Month]:
+    """The months of history a plan needs: its window, or the forecaster's lookback."""
+    reference = plan.reference_month
+    if plan.task is Task.HISTORY:
+        return plan.window.first, min(plan.window.last, reference)
+    return reference - (LOOKBACK_MONTHS - 1), reference
+
+
+def required_captions(plan: Plan) -> list[str]:
+    """Canonical captions of every (district, city, year) the plan needs, in order."""
+    first, last = history_span(plan)
+    captions: list[str] = []
+    for ref in plan.projects:
+        for year in range(first.year, last.year + 1):
+            text = caption(ref.district, ref.city, year)
+            if text not in captions:
+                captions.append(text)
+    return captions
+
+
+class Retriever:
+    """Finds the history tables a plan reads."""
+
+    def __init__(self, catalog: Sequence[CatalogEntry]) -> None:
+        self._by_caption = {e.caption: e for e in catalog}
+        self._index = CaptionIndex(catalog)
+
+    def retrieve(self, plan: Plan) -> Retrieval:
+        return Retrieval(tuple(self.match(text) for text in required_captions(plan)))
+
+    def match(self, text: str) -> CaptionMatch:
+        """Resolve one caption: exact match first, then the best same-table BM25 hit."""
+        exact = self._by_caption.get(text)
+        if exact is not None:
+            return CaptionMatch(text, "exact", exact)
+        wanted = snake(text)
+        for entry, score in self._index.search(text, k=3):
+            if score > 0 and snake(entry.caption) == wanted:
+                return CaptionMatch(text, "bm25", entry)
+        return CaptionMatch(text, "missing", None)
+
+    def by_names(self, names: Sequence[str]) -> Retrieval:
+        """Tables given by name (the golden-captions ablation), checked against the catalog."""
+        by_name = {e.table_name: e for e in self._by_caption.values()}
+        return Retrieval(
+            tuple(
+                CaptionMatch(by_name[n].caption if n in by_name else n, "given", by_name.get(n))
+                for n in names
+            )
+        )

@@ -1,0 +1,132 @@
+"""Small history + future stores on both backends, and a snapshot to prove nothing changed.
+
+Imported by ``tests/sql/conftest.py`` and the tests (plain module: pytest puts this folder
+on ``sys.path``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from foretab.months import Month
+from foretab.sql.connect import ensure_reader_role
+from foretab.store.ingest import ingest_frame
+from foretab.store.location import StoreLocation
+
+HISTORY_2020 = "project_price_table_jiangning_district_nanjing_2020"
+HISTORY_2021 = "project_price_table_jiangning_district_nanjing_2021"
+SHANGHAI_2021 = "project_price_table_pudong_new_area_shanghai_2021"
+FUTURE_2022 = "project_price_table_jiangning_district_nanjing_2022"
+PROJECT = "Greenland Lixiang City"
+
+
+def demo_frame() -> pd.DataFrame:
+    """Two Nanjing projects over 2020-2022 and one Shanghai row; R = 2021-12."""
+    rows = []
+    for project, base in ((PROJECT, 20_000.0), ("Poly Central Park", 30_000.0)):
+        for year in (2020, 2021, 2022):
+            for month in range(1, 13):
+                rows.append(
+                    {
+                        "city": "Nanjing",
+                        "district": "Jiangning District",
+                        "project": project,
+                        "month": f"{year}-{month:02d}",
+                        "avg_price": base + (year - 2020) * 1000 + month * 10,
+                        "units_sold": month,
+                    }
+                )
+    rows.append(
+        {
+            "city": "Shanghai",
+            "district": "Pudong New Area",
+            "project": "Tomson Riviera",
+            "month": "2021-06",
+            "avg_price": 90_000.0,
+            "units_sold": 3,
+        }
+    )
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class SqlStore:
+    """A built store: ``db`` is the ``--db`` value; ``folder`` holds DuckDB files."""
+
+    backend: str
+    db: str
+    location: StoreLocation
+    folder: Path | None
+
+    @property
+    def future_ref(self) -> str:
+        """How a hostile statement would name the future store (file path or db name)."""
+        if self.backend == "duckdb":
+            return self.location.future
+        return self.location.database_name("future")
+
+    def snapshot(self) -> tuple:
+        """Everything that must not change: files, or tables/rows/checksums per database."""
+        if self.backend == "duckdb":
+            assert self.folder is not None
+            return tuple(
+                (p.name, p.stat().st_size, p.stat().st_mtime_ns, _sha(p))
+                for p in sorted(self.folder.iterdir())
+            )
+        return (_pg_snapshot(self.location.history), _pg_snapshot(self.location.future))
+
+
+def _sha(path: Path) -> str:
+    if path.is_dir():
+        return "dir"
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _pg_snapshot(url: str) -> tuple:
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT table_schema || '.' || table_name FROM information_schema.tables "
+                "WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1"
+            ).fetchall()
+        ]
+        sums = []
+        for qualified in tables:
+            schema, name = qualified.split(".", 1)
+            ident = sql.Identifier(schema, name)
+            row = conn.execute(
+                sql.SQL(
+                    "SELECT count(*), md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) FROM {} t"
+                ).format(ident)
+            ).fetchone()
+            sums.append((qualified, row[0], row[1]))
+        extras = conn.execute(
+            "SELECT (SELECT count(*) FROM pg_largeobject_metadata), "
+            "(SELECT string_agg(datname, ',' ORDER BY datname) FROM pg_database), "
+            "(SELECT string_agg(rolname || ':' || rolsuper::text, ',' ORDER BY rolname) FROM pg_roles)"
+        ).fetchone()
+    return (tuple(sums), tuple(extras))
+
+
+def build_store(backend: str, tmp: Path, pg_url: str | None) -> SqlStore:
+    if backend == "duckdb":
+        folder = tmp / "store"
+        folder.mkdir()
+        db = str(folder / "corpus.duckdb")
+    else:
+        assert pg_url is not None
+        folder = None
+        db = pg_url
+    summary = ingest_frame(demo_frame(), db, Month.parse("2021-12"))
+    if backend == "postgresql":
+        # Idempotent; the lead's ingest calls it too once it can import it.
+        ensure_reader_role(db)
+    return SqlStore(backend, db, summary.location, folder)

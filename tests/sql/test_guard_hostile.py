@@ -1,0 +1,312 @@
+"""Hostile statements are refused (or stopped) on DuckDB and PostgreSQL, changing nothing.
+
+Each case names the rule it must break. Placeholders: ``{t}`` a history table, ``{T}`` the
+same upper-cased, ``{f}`` a future-store table, ``{fut}`` the future store (DuckDB file
+path or PostgreSQL database name), ``{hist}`` the history store itself.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from sql_stores import FUTURE_2022, HISTORY_2021
+
+from foretab.errors import GuardError, QueryError
+from foretab.sql.guard import GuardedExecutor
+from foretab.sql.rules import RULES
+
+# (id, statement, rule on DuckDB, rule on PostgreSQL when sqlglot's dialect differs)
+HOSTILE: list[tuple[str, str, str, str | None]] = [
+    # -- more than one statement, comment and quoting tricks
+    ("two-selects", "SELECT 1; SELECT 2", "single-statement", None),
+    ("select-then-drop", "SELECT * FROM {t}; DROP TABLE {t}", "single-statement", None),
+    (
+        "line-comment-hides-nothing",
+        "SELECT * FROM {t} -- harmless?\n; DELETE FROM {t}",
+        "single-statement",
+        None,
+    ),
+    (
+        "block-comment-then-delete",
+        "SELECT 1 /* ; */ ; DELETE FROM {t} /* */",
+        "single-statement",
+        None,
+    ),
+    ("trailing-update", "SELECT 1;\nUPDATE {t} SET price = 0", "single-statement", None),
+    ("statement-in-quoted-name", 'SELECT * FROM "{t}; DROP TABLE {t}"', "unknown-table", None),
+    ("empty", "   ;  ", "parse-error", None),
+    ("garbage", "SELEC * FROM {t}", "parse-error", None),
+    # -- DDL / DML / not a query
+    ("drop", "DROP TABLE {t}", "read-only", None),
+    ("delete", "DELETE FROM {t}", "read-only", None),
+    ("delete-case-trick", "dElEtE fRoM {T}", "read-only", None),
+    ("update", "UPDATE {t} SET price = 0", "read-only", None),
+    ("insert", "INSERT INTO {t} VALUES ('x', DATE '2021-01-01', 1.0, 1)", "read-only", None),
+    ("create-table-as", "CREATE TABLE evil AS SELECT * FROM {t}", "read-only", None),
+    ("create-macro", "CREATE MACRO evil() AS 1", "read-only", None),
+    ("alter", "ALTER TABLE {t} RENAME TO evil", "read-only", None),
+    ("truncate", "TRUNCATE {t}", "read-only", None),
+    ("grant", "GRANT ALL ON {t} TO PUBLIC", "read-only", None),
+    ("select-into", "SELECT * INTO evil FROM {t}", "read-only", None),
+    ("for-update", "SELECT * FROM {t} FOR UPDATE", "read-only", None),
+    ("for-share", "SELECT * FROM {t} FOR SHARE", "read-only", None),
+    (
+        "data-modifying-cte",
+        "WITH d AS (DELETE FROM {t} RETURNING *) SELECT * FROM d",
+        "read-only",
+        None,
+    ),
+    ("explain-analyze-delete", "EXPLAIN ANALYZE DELETE FROM {t}", "read-only", None),
+    ("describe", "DESCRIBE {t}", "read-only", None),
+    ("show-tables", "SHOW TABLES", "read-only", None),
+    ("values", "VALUES (1)", "read-only", None),
+    ("do-block", "DO $$ BEGIN DELETE FROM {t}; END $$", "parse-error", "read-only"),
+    ("prepare", "PREPARE p AS DELETE FROM {t}", "read-only", None),
+    # -- engine commands: attach, copy, pragma, settings, extensions, transactions
+    ("attach-future", "ATTACH '{fut}' AS fut", "read-only", "parse-error"),
+    ("attach-future-readonly", "ATTACH '{fut}' AS fut (READ_ONLY)", "read-only", "parse-error"),
+    ("detach", "DETACH fut", "read-only", None),
+    ("use", "USE fut", "read-only", None),
+    ("copy-to-file", "COPY {t} TO 'out.csv'", "read-only", None),
+    (
+        "copy-query-to-parquet",
+        "COPY (SELECT * FROM {t}) TO 'out.parquet' (FORMAT PARQUET)",
+        "read-only",
+        None,
+    ),
+    ("copy-from-file", "COPY {t} FROM '/etc/passwd'", "read-only", None),
+    ("export-database", "EXPORT DATABASE 'dump'", "parse-error", None),
+    ("import-database", "IMPORT DATABASE 'dump'", "parse-error", None),
+    ("pragma", "PRAGMA database_list", "read-only", None),
+    ("set", "SET enable_external_access = true", "read-only", None),
+    ("set-statement-timeout", "SET statement_timeout = 0", "read-only", None),
+    ("set-role", "SET ROLE postgres", "read-only", None),
+    ("reset", "RESET ALL", "read-only", None),
+    ("install", "INSTALL httpfs", "read-only", None),
+    ("load", "LOAD httpfs", "read-only", None),
+    ("call", "CALL pragma_version()", "read-only", None),
+    ("vacuum", "VACUUM", "read-only", None),
+    ("checkpoint", "CHECKPOINT", "read-only", None),
+    ("begin", "BEGIN TRANSACTION", "read-only", None),
+    ("commit", "COMMIT", "read-only", None),
+    ("rollback", "ROLLBACK", "read-only", None),
+    # -- table functions and files as tables
+    ("read-csv", "SELECT * FROM read_csv('/etc/passwd')", "table-function", None),
+    ("read-csv-case-trick", "sElEcT * fRoM ReAd_CsV('/etc/passwd')", "table-function", None),
+    ("read-parquet", "SELECT * FROM read_parquet('x.parquet')", "table-function", None),
+    ("glob", "SELECT * FROM glob('*')", "table-function", "parse-error"),
+    ("query-fn", "SELECT * FROM query('SELECT * FROM {f}')", "table-function", None),
+    (
+        "generate-series-table",
+        "SELECT * FROM generate_series(1, 1000000000)",
+        "table-function",
+        None,
+    ),
+    ("range-table", "SELECT * FROM range(1000000000)", "table-function", None),
+    ("unnest-table", "SELECT * FROM unnest(ARRAY[1, 2, 3])", "table-function", None),
+    ("duckdb-settings", "SELECT * FROM duckdb_settings()", "table-function", None),
+    (
+        "duckdb-databases-join",
+        "SELECT * FROM {t} x JOIN duckdb_databases() d ON true",
+        "table-function",
+        None,
+    ),
+    (
+        "dblink",
+        "SELECT * FROM dblink('dbname={fut}', 'SELECT * FROM {f}') AS x(a text)",
+        "table-function",
+        None,
+    ),
+    (
+        "lateral-function",
+        "SELECT * FROM {t} AS x, LATERAL read_csv('x.csv')",
+        "table-function",
+        None,
+    ),
+    (
+        "subquery-table-function",
+        "SELECT * FROM {t} WHERE EXISTS (SELECT 1 FROM read_text('x'))",
+        "table-function",
+        None,
+    ),
+    (
+        "union-table-function",
+        "SELECT project_name FROM {t} UNION ALL SELECT * FROM read_csv('x')",
+        "table-function",
+        None,
+    ),
+    ("string-path-as-table", "SELECT * FROM '/etc/passwd'", "file-path", None),
+    ("future-file-as-table", "SELECT * FROM '{fut}'", "file-path", None),
+    ("future-file-quoted-ident", 'SELECT * FROM "{fut}"', "file-path", None),
+    ("csv-name-as-table", 'SELECT * FROM "prices.csv"', "file-path", None),
+    ("url-as-table", "SELECT * FROM 'https://example.com/x.parquet'", "file-path", None),
+    # -- dangerous scalar functions
+    ("read-text", "SELECT read_text('/etc/passwd')", "forbidden-function", None),
+    ("read-blob", "SELECT read_blob('{fut}')", "forbidden-function", None),
+    ("getenv", "SELECT getenv('HOME')", "forbidden-function", None),
+    ("current-setting", "SELECT current_setting('statement_timeout')", "forbidden-function", None),
+    (
+        "set-config",
+        "SELECT set_config('statement_timeout', '0', false)",
+        "forbidden-function",
+        None,
+    ),
+    ("pg-read-file", "SELECT pg_read_file('/etc/passwd')", "forbidden-function", None),
+    ("pg-read-file-quoted", "SELECT \"pg_read_file\"('/etc/passwd')", "forbidden-function", None),
+    (
+        "pg-read-file-qualified",
+        "SELECT pg_catalog.pg_read_file('/etc/passwd')",
+        "forbidden-function",
+        None,
+    ),
+    ("pg-ls-dir", "SELECT pg_ls_dir('.')", "forbidden-function", None),
+    ("lo-import", "SELECT lo_import('/etc/passwd')", "forbidden-function", None),
+    ("lo-export", "SELECT lo_export(1, '/tmp/evil')", "forbidden-function", None),
+    ("pg-sleep", "SELECT pg_sleep(30)", "forbidden-function", None),
+    ("sleep-in-where", "SELECT * FROM {t} WHERE pg_sleep(1) IS NULL", "forbidden-function", None),
+    (
+        "query-to-xml",
+        "SELECT query_to_xml('SELECT * FROM {f}', true, true, '')",
+        "forbidden-function",
+        None,
+    ),
+    ("nextval", "SELECT nextval('s')", "forbidden-function", None),
+    (
+        "terminate-backend",
+        "SELECT pg_terminate_backend(pg_backend_pid())",
+        "forbidden-function",
+        None,
+    ),
+    ("serialized-sql", "SELECT json_execute_serialized_sql('{{}}')", "forbidden-function", None),
+    # -- names outside the store: system catalogs, the future store, non-catalog tables
+    ("information-schema", "SELECT * FROM information_schema.tables", "qualified-name", None),
+    (
+        "information-schema-case",
+        'SELECT * FROM "Information_Schema"."Tables"',
+        "qualified-name",
+        None,
+    ),
+    ("pg-catalog", "SELECT * FROM pg_catalog.pg_user", "qualified-name", None),
+    ("future-by-catalog-name", "SELECT * FROM fut.main.{f}", "qualified-name", None),
+    ("future-by-database-name", "SELECT * FROM corpus_future.public.{f}", "qualified-name", None),
+    ("system-schema", "SELECT * FROM system.main.duckdb_settings", "qualified-name", None),
+    ("temp-schema", "SELECT * FROM temp.{t}", "qualified-name", None),
+    ("future-table-by-name", "SELECT * FROM {f}", "unknown-table", None),
+    ("future-table-in-subquery", "SELECT (SELECT count(*) FROM {f}) AS n", "unknown-table", None),
+    (
+        "future-table-in-union",
+        "SELECT * FROM {t} UNION ALL SELECT * FROM {f}",
+        "unknown-table",
+        None,
+    ),
+    ("duckdb-view", "SELECT * FROM duckdb_tables", "unknown-table", None),
+    ("sqlite-master", "SELECT * FROM sqlite_master", "unknown-table", None),
+    ("pg-user-unqualified", "SELECT * FROM pg_user", "unknown-table", None),
+    ("meta-not-in-catalog", "SELECT * FROM foretab_meta", "unknown-table", None),
+    (
+        "cte-forward-reference",
+        "WITH a AS (SELECT * FROM pg_user), pg_user AS (SELECT 1) SELECT * FROM a",
+        "unknown-table",
+        None,
+    ),
+    (
+        "cte-out-of-scope",
+        "SELECT * FROM (WITH x AS (SELECT 1) SELECT * FROM x) s, x",
+        "unknown-table",
+        None,
+    ),
+]
+
+
+def _fill(template: str, store) -> str:
+    return template.format(
+        t=HISTORY_2021, T=HISTORY_2021.upper(), f=FUTURE_2022, fut=store.future_ref, hist=store.db
+    )
+
+
+def test_at_least_forty_cases_with_known_rules() -> None:
+    assert len(HOSTILE) >= 40
+    assert len({case[0] for case in HOSTILE}) == len(HOSTILE)
+    for _, _, duck_rule, pg_rule in HOSTILE:
+        assert duck_rule in RULES
+        assert pg_rule is None or pg_rule in RULES
+
+
+@pytest.mark.parametrize(
+    ("statement", "duck_rule", "pg_rule"),
+    [pytest.param(s, d, p, id=name) for name, s, d, p in HOSTILE],
+)
+def test_hostile_statement_is_refused(store, clean_cwd, statement, duck_rule, pg_rule) -> None:
+    expected = pg_rule if (store.backend == "postgresql" and pg_rule) else duck_rule
+    before = store.snapshot()
+    with GuardedExecutor(store.db, timeout_s=2.0) as guard:
+        with pytest.raises(GuardError) as caught:
+            guard.execute(_fill(statement, store))
+        # The executor still works after a refusal.
+        assert guard.execute("SELECT count(*) AS n FROM foretab_catalog").rows[0][0] == 3
+    assert caught.value.rule == expected, caught.value.message
+    assert expected in caught.value.message
+    assert store.snapshot() == before
+
+
+def test_hostile_ast_is_refused_too(store, clean_cwd) -> None:
+    import sqlglot
+
+    ast = sqlglot.parse_one(f"DELETE FROM {HISTORY_2021}")
+    before = store.snapshot()
+    with GuardedExecutor(store.db) as guard, pytest.raises(GuardError) as caught:
+        guard.execute(ast)
+    assert caught.value.rule == "read-only"
+    assert store.snapshot() == before
+
+
+RUNAWAY = [
+    pytest.param(
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r",
+        id="endless-recursive-cte",
+    ),
+    pytest.param(
+        "SELECT count(*) FROM {t} a, {t} b, {t} c, {t} d, {t} e, {t} f, {t} g, {t} h, {t} i",
+        id="huge-cross-join",
+    ),
+    pytest.param(
+        "SELECT sum(a.price * b.price) FROM {t} a, {t} b, {t} c, {t} d, {t} e, {t} f, {t} g "
+        "WHERE a.project_name || b.project_name LIKE '%z%'",
+        id="cross-join-with-filter",
+    ),
+]
+
+
+@pytest.mark.parametrize("statement", RUNAWAY)
+def test_runaway_query_is_interrupted(store, clean_cwd, statement) -> None:
+    before = store.snapshot()
+    timeout = 1.0
+    with GuardedExecutor(store.db, timeout_s=timeout) as guard:
+        started = time.perf_counter()
+        with pytest.raises(QueryError) as caught:
+            guard.execute(_fill(statement, store))
+        waited = time.perf_counter() - started
+        # Interrupted, not waited out; and the connection is usable afterwards.
+        assert guard.execute(f"SELECT count(*) FROM {HISTORY_2021}").rows == ((24,),)
+    assert "timed out after 1 s" in caught.value.message
+    assert "--timeout" in caught.value.message
+    assert waited < timeout + 3.0
+    assert store.snapshot() == before
+
+
+def test_huge_result_is_truncated(store, clean_cwd) -> None:
+    before = store.snapshot()
+    with GuardedExecutor(store.db) as guard:
+        # 24^3 = 13,824 rows > the default 10,000 cap.
+        result = guard.execute(
+            f"SELECT a.price FROM {HISTORY_2021} a, {HISTORY_2021} b, {HISTORY_2021} c"
+        )
+        endless = guard.execute(
+            "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n FROM r"
+        )
+    assert result.truncated
+    assert len(result.rows) == 10_000
+    assert endless.truncated
+    assert len(endless.rows) == 10_000
+    assert store.snapshot() == before
