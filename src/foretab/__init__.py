@@ -3,5 +3,14 @@
 from foretab.errors import ForetabError
 from foretab.months import Month
 
-__all__ = ["ForetabError", "Month"]
+__all__ = ["Engine", "ForetabError", "Month"]
+
+
+def __getattr__(name: str) -> object:
+    # Lazy: ``import foretab`` stays cheap for commands that never build an engine.
+    if name == "Engine":
+        from foretab.engine import Engine
+
+        return Engine
+    raise AttributeError(name)
 __version__ = "0.1.0"

@@ -1,0 +1,5 @@
+"""Analyzer: a Plan plus history and future prices → the answer (DESIGN §4)."""
+
+from foretab.analyze.answer import Analysis, analyze, current_price
+
+__all__ = ["Analysis", "analyze", "current_price"]

@@ -1,1 +1,58 @@
-"""Placeholder: commands are added by the module owner."""
+"""``foretab ask``: answer one question over a store."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from foretab.cli.common import DbOption, exit_on_error
+from foretab.cli.main import app
+
+
+@app.command()
+@exit_on_error
+def ask(
+    question: Annotated[str, typer.Argument(help="The question, in English.")],
+    db: DbOption,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    future: Annotated[
+        str,
+        typer.Option(
+            help="Where future prices come from: 'model' (the store's trained forecaster), "
+            "'oracle' (the future store; evaluation only) or 'none' (last observed price).",
+        ),
+    ] = "model",
+    model: Annotated[
+        str | None, typer.Option(help="Forecaster to use with --future model (default: the trained one).")
+    ] = None,
+) -> None:
+    """Answer a question about past or future prices, with the plan, tables, SQL and answer.
+
+    Errors (unknown project, no time expression, ...) exit with code 2; with --json they are
+    printed as {"error": {"type", "message", "suggestions"}}.
+    """
+    from foretab.engine import Engine
+
+    if future not in ("model", "oracle", "none"):
+        raise typer.BadParameter("use model, oracle or none", param_hint="--future")
+    with Engine(db, future=future, model=model) as engine:  # type: ignore[arg-type]
+        answer = engine.ask(question)
+    if as_json:
+        typer.echo(json.dumps(answer.to_dict(), ensure_ascii=False, default=str))
+        return
+    out = Console()
+    out.print(f"[bold]{answer.text}[/]")
+    out.print(f"answer: {json.dumps(answer.answer, ensure_ascii=False)}")
+    details = Table(show_header=False, box=None)
+    plan = answer.plan
+    details.add_row("task", f"{plan.task.value} ({plan.aggregate.value}, {plan.comparison.value})")
+    details.add_row("projects", "; ".join(f"{p.project} ({p.district}, {p.city})" for p in plan.projects))
+    details.add_row("window", f"{plan.window.first.label} – {plan.window.last.label}  «{plan.window.expression}»")
+    details.add_row("tables", "\n".join(answer.trace.tables) or "-")
+    details.add_row("future", answer.trace.future_source)
+    details.add_row("ms", ", ".join(f"{k} {v * 1000:.1f}" for k, v in answer.trace.timings.items()))
+    out.print(details)

@@ -188,7 +188,9 @@ class EntityIndex:
         if pids is not None:
             place_ids = tuple(pid for _, pid in places or ())
             place_kind = places[0][0] if places else None
-            return Mention(MentionKind.PROJECT, start, end, text, tuple(pids), place_ids, place_kind)
+            return Mention(
+                MentionKind.PROJECT, start, end, text, tuple(pids), place_ids, place_kind
+            )
         assert places is not None
         # A name that is both a city and a district ("Suzhou"?) counts as the city.
         kinds = {kind for kind, _ in places}
@@ -207,8 +209,10 @@ class EntityIndex:
     # -- stage 2: resolve, with fuzzy matching of leftovers ------------------------------
 
     def link(self, question: str, ignore: Sequence[tuple[int, int]] = ()) -> Linked:
-        """Find and resolve every entity of ``question``; ``ignore`` spans (the time
-        expression) are not read as names."""
+        """Find and resolve every entity of ``question``.
+
+        Spans in ``ignore`` (the time expression) are not read as names.
+        """
         return self.resolve(question, self.find_mentions(question), ignore)
 
     def resolve(
@@ -251,7 +255,9 @@ class EntityIndex:
             resolved.append((mention.start, self._pick(mention, scope_ids, city_names, place_set)))
         taken = [*spans, *ignore]
         for start, end, text, name_like in self._leftovers(question, taken):
-            pid = self._fuzzy(text, name_like, scope_ids, city_names, place_set)
+            pid = self._fuzzy(
+                text, question[start:end], name_like, scope_ids, city_names, place_set
+            )
             if pid is not None:
                 resolved.append((start, pid))
                 spans.append((start, end))
@@ -364,15 +370,14 @@ class EntityIndex:
     def _fuzzy(
         self,
         text: str,
+        original: str,
         name_like: bool,
         scope_ids: list[int] | None,
         city_names: Sequence[str],
         places: Sequence[tuple[str, str]],
     ) -> int | None:
         scope = self._scope(scope_ids)
-        hits = process.extract(
-            text, scope.keys, scorer=fuzz.WRatio, limit=6, score_cutoff=_FUZZY_SUGGEST
-        )
+        hits = process.extract(text, scope.keys, scorer=fuzz.WRatio, limit=6)
         ranked = [(score, scope.ids[index]) for _, score, index in hits]
         if ranked and ranked[0][0] >= _FUZZY_ACCEPT:
             best_score, best = ranked[0]
@@ -381,14 +386,15 @@ class EntityIndex:
                 for score, pid in ranked[1:]
                 if score >= best_score - _FUZZY_MARGIN and self._normal_names[pid] != text
             ]
-            if self._normal_names[best] == text and len(
-                [p for s, p in ranked if self._normal_names[p] == text]
-            ) == 1:
+            if (
+                self._normal_names[best] == text
+                and len([p for s, p in ranked if self._normal_names[p] == text]) == 1
+            ):
                 rivals = []
             if rivals:
                 options = [self._label(p) for p in [best, *rivals]]
                 raise AmbiguousEntityError(
-                    f"'{text}' could be {', '.join(options)}; use the full project name",
+                    f"'{original}' could be {', '.join(options)}; use the full project name",
                     suggestions=options,
                 )
             return best
@@ -398,7 +404,7 @@ class EntityIndex:
         suggestions = [self._label(pid) for _, pid in ranked[:3]]
         hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
         raise UnknownEntityError(
-            f"unknown project '{text}'{where}{hint}",
+            f"unknown project '{original}'{where}{hint}",
             suggestions=suggestions,
         )
 

@@ -25,7 +25,9 @@ from foretab.parse.entities import EntityIndex
 from foretab.parse.plan import Aggregate, ChangeMeasure, Comparison, Plan, Task
 from foretab.parse.timexpr import find_time_match
 
-_CURRENT = r"(?:(?:its|their|the|today's|todays|present|current|now)\s+)*(?:current|present|now|today)"
+_CURRENT = (
+    r"(?:(?:its|their|the|today's|todays|present|current|now)\s+)*(?:current|present|now|today)"
+)
 # Rewrites before cue reading: fixed phrases whose words would read as other cues.
 _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), replacement)
@@ -133,8 +135,11 @@ def _remove(text: str, match: re.Match[str] | None) -> str:
 
 
 def _near_most(text: str, cue: re.Match[str]) -> re.Match[str] | None:
-    """A "most/bigger/faster" word close to the rise/fall word ("bigger increase", "rise
-    the most", "larger percentage rise"); a distant one belongs to something else."""
+    """A "most/bigger/faster" word close to the rise/fall word.
+
+    "bigger increase", "rise the most", "larger percentage rise"; a distant one belongs to
+    something else ("the maximum price ... will rise").
+    """
     for most in _MOST.finditer(text):
         gap = cue.start() - most.end() if most.end() <= cue.start() else most.start() - cue.end()
         if gap <= 25:

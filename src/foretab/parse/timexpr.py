@@ -237,8 +237,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(rf"{_NEXT}\s+month", _fixed(1, 1)),
     _rule(r"the\s+month\s+after\s+next", _fixed(2, 2)),
     _rule(rf"{_NEXT}\s+(?P<n>{_NUM})\s+months?", _next_n_months),
-    _rule(rf"{_NEXT}\s+half[\s-]+(?:a\s+)?year|{_NEXT}\s+six[\s-]+month\s+period",
-          _fixed(1, 6)),  # fmt: skip
+    _rule(rf"{_NEXT}\s+half[\s-]+(?:a\s+)?year|{_NEXT}\s+six[\s-]+month\s+period", _fixed(1, 6)),
     _rule(rf"{_NEXT}\s+(?:calendar\s+)?quarter", _next_quarters),
     _rule(rf"{_NEXT}\s+(?P<n>{_NUM})\s+quarters", _next_quarters),
     _rule(rf"(?P<yrel>{_NEXT}\s+(?:calendar\s+)?year|next\s+calendar\s+year)", _whole_year),
@@ -335,7 +334,9 @@ def find_time_match(question: str, reference: Month) -> TimeMatch:
                 continue
             if span[1] < span[0]:
                 continue
-            found.append((rule.weak, -(match.end() - match.start()), match.start(), match.end(), span))
+            found.append(
+                (rule.weak, -(match.end() - match.start()), match.start(), match.end(), span)
+            )
     if not found:
         raise QuestionError(
             f"no time expression found in {question!r}; say which months you mean",

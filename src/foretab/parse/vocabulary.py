@@ -33,7 +33,7 @@ peak top bottom trough priciest dearest
 appreciate appreciates depreciate depreciates fluctuate jump jumps surge surges
 plunge plunges slump slumps dip dips gain growth grows grew rose fell dropped declined
 increased decreased compared relative respect regard regarding towards toward
-currently present presently today moment right latest recent recently 
+currently present presently today moment right latest recent recently
 q1 q2 q3 q4 h1 h2 by until till thru through so far date
 ones which one two both either neither among amongst expected anticipated projected
 going think guess reckon know like would be likely probably typical typically
