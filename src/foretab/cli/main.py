@@ -35,6 +35,7 @@ def _register() -> None:
     from foretab.cli import (  # noqa: F401
         ask,
         bench_forecast,
+        bench_latency,
         bench_qa,
         demo,
         query,

@@ -78,8 +78,8 @@ class Retriever:
         if exact is not None:
             return CaptionMatch(text, "exact", exact)
         wanted = snake(text)
-        for entry, score in self._index.search(text, k=3):
-            if score > 0 and snake(entry.caption) == wanted:
+        for entry, _score in self._index.search(text, k=3):
+            if snake(entry.caption) == wanted:
                 return CaptionMatch(text, "bm25", entry)
         return CaptionMatch(text, "missing", None)
 

@@ -108,12 +108,18 @@ def _pg_options(timeout_s: float) -> str:
     )
 
 
-def _reader_exists(url: str) -> bool:
+def _reader_ready(url: str) -> bool:
+    """Whether ``foretab_reader`` exists and was granted this store's catalog."""
     import psycopg
 
     with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
-        row = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (READER_ROLE,)).fetchone()
-    return row is not None
+        row = conn.execute(
+            "SELECT CASE WHEN to_regclass('public.foretab_catalog') IS NULL THEN false "
+            "ELSE has_table_privilege(rolname, 'public.foretab_catalog', 'SELECT') END "
+            "FROM pg_roles WHERE rolname = %s",
+            (READER_ROLE,),
+        ).fetchone()
+    return bool(row and row[0])
 
 
 def open_postgres_readonly(url: str, *, timeout_s: float) -> tuple[Any, str]:
@@ -127,7 +133,7 @@ def open_postgres_readonly(url: str, *, timeout_s: float) -> tuple[Any, str]:
 
     options = _pg_options(timeout_s)
     try:
-        if _reader_exists(url):
+        if _reader_ready(url):
             reader_url = _with_user(url, READER_ROLE, os.environ.get(READER_PASSWORD_ENV))
             try:
                 conn = psycopg.connect(reader_url, options=options, connect_timeout=10)

@@ -1,0 +1,271 @@
+"""``foretab bench run``: ask the engine every question of a dataset split and score it.
+
+Ablations follow the paper (§5.3):
+
+==========  ===========================================================================
+``none``    the full pipeline: parse → retrieve → history SQL → forecast → analyze
+``gh-nf``   golden history SQL, no forecast (persistence: the engine's ``future="none"``)
+``gtc``     golden table captions: the engine is given the golden tables, rest unchanged
+``gh-pf``   golden history SQL + predicted future (the forecaster)
+``gh-gf``   golden history SQL + golden future (the oracle: future months read from the
+            future store) — a deterministic analyzer must score 100 here
+==========  ===========================================================================
+
+An engine error never stops the run: it is an invalid completion (forecasting) or a wrong
+answer (reasoning), and is counted by error type.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from foretab.bench.qa_items import QAItem
+from foretab.bench.qa_metrics import (
+    CategoricalOutcome,
+    NumericOutcome,
+    aggregate_categorical,
+    aggregate_numeric,
+    percentile,
+    score_categorical,
+    score_numeric,
+    score_retrieval,
+)
+from foretab.errors import ForetabError
+
+Ablation = Literal["none", "gh-nf", "gtc", "gh-pf", "gh-gf"]
+FutureMode = Literal["model", "oracle", "none"]
+Progress = Callable[[int, int], None]
+
+
+class BenchRunError(ForetabError):
+    """The benchmark cannot run (unknown ablation, engine missing)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AblationSpec:
+    """How one ablation sets up and calls the engine."""
+
+    name: str
+    future: FutureMode
+    golden_tables: bool
+    golden_history: bool
+    label: str
+
+
+ABLATIONS: dict[str, AblationSpec] = {
+    "none": AblationSpec("none", "model", False, False, "TimeFore-style pipeline"),
+    "gh-nf": AblationSpec("gh-nf", "none", False, True, "GH (NF)"),
+    "gtc": AblationSpec("gtc", "model", True, False, "+GTC"),
+    "gh-pf": AblationSpec("gh-pf", "model", False, True, "GH + PF"),
+    "gh-gf": AblationSpec("gh-gf", "oracle", False, True, "GH + GF"),
+}
+
+
+class EngineLike(Protocol):
+    """What the evaluator needs from ``foretab.engine.Engine``."""
+
+    def ask(
+        self,
+        question: str,
+        *,
+        tables: Sequence[str] | None = None,
+        history_sql: str | None = None,
+    ) -> object: ...
+
+
+def ablation_spec(name: str) -> AblationSpec:
+    """The spec of ablation ``name``; a clear error for anything else."""
+    try:
+        return ABLATIONS[name]
+    except KeyError:
+        raise BenchRunError(
+            f"Unknown ablation {name!r}; choose one of {', '.join(ABLATIONS)}."
+        ) from None
+
+
+def make_engine(db: str, ablation: str, model: str | None) -> EngineLike:
+    """The real engine configured for ``ablation``."""
+    spec = ablation_spec(ablation)
+    try:
+        from foretab.engine import Engine
+    except ImportError as exc:
+        raise BenchRunError(
+            f"The question engine is not available ({exc}); `foretab bench run` needs "
+            "foretab.engine.Engine."
+        ) from exc
+    return Engine(db, future=spec.future, model=model)  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True, slots=True)
+class ItemResult:
+    """What happened to one question."""
+
+    item: QAItem
+    predicted: object
+    retrieved: tuple[str, ...]
+    seconds: float
+    error: str | None
+    numeric: NumericOutcome | None = None
+    categorical: CategoricalOutcome | None = None
+
+    @property
+    def correct(self) -> bool:
+        """Exact answer: every item right (numeric: within rounding)."""
+        if self.categorical is not None:
+            return self.categorical.correct
+        return self.numeric is not None and self.numeric.exact
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "id": self.item.id,
+            "template_id": self.item.template_id,
+            "task": self.item.task,
+            "question": self.item.question,
+            "gold": self.item.answer,
+            "predicted": self.predicted,
+            "correct": self.correct,
+            "error": self.error,
+            "retrieved": list(self.retrieved),
+            "golden_tables": list(self.item.tables),
+            "latency_ms": round(self.seconds * 1000, 2),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """A scored run; ``to_dict`` is the ``--json`` file."""
+
+    ablation: str
+    model: str | None
+    dataset: str
+    results: tuple[ItemResult, ...]
+    seconds: float
+    meta: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        by_task: dict[str, list[ItemResult]] = defaultdict(list)
+        for result in self.results:
+            by_task[result.item.task].append(result)
+        numeric = {
+            task: aggregate_numeric([r.numeric for r in by_task[task] if r.numeric]).to_dict()
+            for task in ("forecast", "history")
+        }
+        reasoning = aggregate_categorical(
+            [r.categorical for r in by_task["reasoning"] if r.categorical]
+        )
+        retrieval = score_retrieval((r.item.tables, r.retrieved) for r in self.results)
+        latencies = [r.seconds * 1000 for r in self.results]
+        errors = Counter(r.error.split(":", 1)[0] for r in self.results if r.error)
+        return {
+            "ablation": self.ablation,
+            "ablation_label": ablation_spec(self.ablation).label,
+            "model": self.model,
+            "dataset": self.dataset,
+            **self.meta,
+            "questions": len(self.results),
+            "seconds": round(self.seconds, 3),
+            "forecasting": numeric["forecast"],
+            "reasoning": reasoning.to_dict(),
+            "history": numeric["history"],
+            "retrieval": retrieval.to_dict(),
+            "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
+            "errors": {"total": sum(errors.values()), "by_type": dict(errors.most_common())},
+            "per_template": per_template(self.results),
+        }
+
+
+def per_template(results: Sequence[ItemResult]) -> dict[str, dict[str, object]]:
+    """Accuracy (exact answers) per template, plus MAE or F1 where they apply."""
+    grouped: dict[str, list[ItemResult]] = defaultdict(list)
+    for result in results:
+        grouped[result.item.template_id].append(result)
+    table: dict[str, dict[str, object]] = {}
+    for template_id in sorted(grouped):
+        group = grouped[template_id]
+        row: dict[str, object] = {
+            "task": group[0].item.task,
+            "n": len(group),
+            "accuracy": 100.0 * sum(r.correct for r in group) / len(group),
+            "errors": sum(r.error is not None for r in group),
+        }
+        if group[0].categorical is not None:
+            row["f1"] = aggregate_categorical([r.categorical for r in group if r.categorical]).f1
+        else:
+            score = aggregate_numeric([r.numeric for r in group if r.numeric])
+            row["mae"] = score.mae
+            row["valid_completion_rate"] = score.valid_completion_rate
+        table[template_id] = row
+    return table
+
+
+def evaluate_item(engine: EngineLike, item: QAItem, spec: AblationSpec) -> ItemResult:
+    """Ask one question under ``spec`` and score the answer; never raises for engine errors."""
+    started = time.perf_counter()
+    predicted: object = None
+    retrieved: tuple[str, ...] = ()
+    error: str | None = None
+    try:
+        answer = engine.ask(
+            item.question,
+            tables=list(item.tables) if spec.golden_tables else None,
+            history_sql=item.history_sql if spec.golden_history else None,
+        )
+        predicted = _plain(getattr(answer, "answer", None))
+        trace = getattr(answer, "trace", None)
+        retrieved = tuple(getattr(trace, "tables", ()) or ())
+    except Exception as exc:  # any engine failure is a wrong answer, never a crashed run
+        error = f"{type(exc).__name__}: {exc}"
+    seconds = time.perf_counter() - started
+    if item.task == "reasoning":
+        return ItemResult(
+            item, predicted, retrieved, seconds, error,
+            categorical=score_categorical(item.answer, predicted),
+        )  # fmt: skip
+    return ItemResult(
+        item, predicted, retrieved, seconds, error,
+        numeric=score_numeric(item.answer, predicted),
+    )  # fmt: skip
+
+
+def _plain(value: object) -> object:
+    # Tuples (and numpy scalars) become lists / floats, so the answer is JSON-ready.
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def run_benchmark(
+    engine: EngineLike,
+    items: Sequence[QAItem],
+    *,
+    ablation: str = "none",
+    model: str | None = None,
+    dataset: str = "",
+    progress: Progress | None = None,
+    meta: dict[str, str] | None = None,
+) -> RunResult:
+    """Ask every item and score the run."""
+    spec = ablation_spec(ablation)
+    started = time.perf_counter()
+    results: list[ItemResult] = []
+    for done, item in enumerate(items, start=1):
+        results.append(evaluate_item(engine, item, spec))
+        if progress is not None:
+            progress(done, len(items))
+    return RunResult(
+        ablation=spec.name,
+        model=model,
+        dataset=dataset,
+        results=tuple(results),
+        seconds=time.perf_counter() - started,
+        meta=dict(meta or {}),
+    )

@@ -1,0 +1,203 @@
+"""Markdown report and bar chart of QA benchmark runs (like the paper's Table 3 / Figure 3).
+
+Input is one or more ``foretab bench run --json`` files. The report has the overall table
+(forecasting MSE/MAE/MRE/VCR, reasoning Acc/P/R/F1, retrieval F1, latency), the chart of
+reasoning accuracy and F1 per ablation (one panel per model), and per-template accuracy,
+lowest first, so weak question families stand out.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from foretab.bench.qa_eval import ABLATIONS
+from foretab.bench.templates import TEMPLATES_BY_ID
+from foretab.errors import ForetabError
+
+RunJson = dict[str, object]
+# The paper's Figure 3 order: no forecast, golden captions, golden history, oracle, full.
+ORDER = ("gh-nf", "gtc", "gh-pf", "gh-gf", "none")
+WEAK = 50.0
+
+
+class ReportError(ForetabError):
+    """A run file cannot be read for the report."""
+
+
+def load_runs(paths: list[Path]) -> list[RunJson]:
+    """Read run JSON files written by ``foretab bench run --json``."""
+    runs: list[RunJson] = []
+    for path in paths:
+        try:
+            data = json.loads(Path(path).read_text())
+        except (OSError, ValueError) as exc:
+            raise ReportError(
+                f"Cannot read run file {path} ({exc}); pass files written by "
+                "`foretab bench run --json OUT`."
+            ) from exc
+        if not isinstance(data, dict) or "reasoning" not in data:
+            raise ReportError(f"{path} is not a `foretab bench run` result (no 'reasoning').")
+        runs.append(data)
+    return sorted(runs, key=_order_key)
+
+
+def _order_key(run: RunJson) -> tuple[str, int]:
+    ablation = str(run.get("ablation", "none"))
+    rank = ORDER.index(ablation) if ablation in ORDER else len(ORDER)
+    return (str(run.get("model") or ""), rank)
+
+
+def run_label(run: RunJson) -> str:
+    """``"GH + GF"`` or ``"GH + GF (model)"``."""
+    ablation = str(run.get("ablation", "none"))
+    label = ABLATIONS[ablation].label if ablation in ABLATIONS else ablation
+    model = run.get("model")
+    return f"{label} ({model})" if model else label
+
+
+def _num(value: object, digits: int = 2, *, sci: bool = False) -> str:
+    if value is None or not isinstance(value, int | float):
+        return "–"
+    if sci:
+        return f"{value:.2e}"
+    return f"{value:,.{digits}f}"
+
+
+def _section(run: RunJson, key: str) -> dict[str, object]:
+    value = run.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def render_markdown(runs: list[RunJson], chart: str | None = None) -> str:
+    """The report text; ``chart`` is the PNG file name to embed, if any."""
+    lines = [
+        "# QA benchmark (ODTQA-FoRe protocol)",
+        "",
+        "Forecasting: MSE, MAE, MRE over numeric answer items matched by (project, month); "
+        "VCR = valid completion rate (%). Reasoning: Acc = every item right (%), micro "
+        "item-level P/R/F1 (%). Retrieval: table F1 (%).",
+        "",
+        "| Run | Questions | MSE | MAE | MRE | VCR | Acc | P | R | F1 | Retrieval F1 "
+        "| History MAE | p50 ms | p95 ms | Seconds |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for run in runs:
+        fc, rs = _section(run, "forecasting"), _section(run, "reasoning")
+        rt, hist, lat = _section(run, "retrieval"), _section(run, "history"), _section(run, "latency_ms")
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    run_label(run),
+                    str(run.get("questions", "–")),
+                    _num(fc.get("mse"), sci=True),
+                    _num(fc.get("mae")),
+                    _num(fc.get("mre"), 4),
+                    _num(fc.get("valid_completion_rate")),
+                    _num(rs.get("accuracy")),
+                    _num(rs.get("precision")),
+                    _num(rs.get("recall")),
+                    _num(rs.get("f1")),
+                    _num(rt.get("f1")),
+                    _num(hist.get("mae")),
+                    _num(lat.get("p50"), 1),
+                    _num(lat.get("p95"), 1),
+                    _num(run.get("seconds"), 1),
+                ]
+            )
+            + " |"
+        )
+    if chart:
+        lines += ["", f"![Reasoning accuracy and F1 per ablation]({chart})"]
+    lines += ["", *_template_table(runs)]
+    errors = [(run_label(r), _section(r, "errors")) for r in runs]
+    if any(e.get("total") for _, e in errors):
+        lines += ["", "## Engine errors", ""]
+        for label, err in errors:
+            by_type = err.get("by_type") or {}
+            detail = ", ".join(f"{k}: {v}" for k, v in dict(by_type).items())  # type: ignore[call-overload]
+            lines.append(f"* {label}: {err.get('total', 0)} ({detail or 'none'})")
+    return "\n".join(lines) + "\n"
+
+
+def _template_table(runs: list[RunJson]) -> list[str]:
+    ids = sorted({t for run in runs for t in _section(run, "per_template")})
+    if not ids:
+        return []
+
+    def accuracy(run: RunJson, template_id: str) -> float | None:
+        row = _section(run, "per_template").get(template_id)
+        value = row.get("accuracy") if isinstance(row, dict) else None
+        return float(value) if isinstance(value, int | float) else None
+
+    first = runs[0]
+    ids.sort(key=lambda t: (accuracy(first, t) is None, accuracy(first, t) or 0.0, t))
+    lines = [
+        "## Accuracy per template (exact answers, %; lowest first by the first run; "
+        f"**bold** below {WEAK:.0f})",
+        "",
+        "| Template | Family | " + " | ".join(run_label(r) for r in runs) + " |",
+        "|---|---|" + "---:|" * len(runs),
+    ]
+    for template_id in ids:
+        template = TEMPLATES_BY_ID.get(template_id)
+        family = f"{template.task.value}: {template.description}" if template else ""
+        cells = []
+        for run in runs:
+            value = accuracy(run, template_id)
+            text = _num(value, 1)
+            cells.append(f"**{text}**" if value is not None and value < WEAK else text)
+        lines.append(f"| {template_id} | {family} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def plot_runs(runs: list[RunJson], path: Path) -> Path:
+    """Bar chart of reasoning accuracy and F1 per ablation, one panel per model."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    models: dict[str, list[RunJson]] = {}
+    for run in runs:
+        models.setdefault(str(run.get("model") or "default"), []).append(run)
+    fig, axes = plt.subplots(
+        1, len(models), figsize=(4.5 * len(models) + 1, 4), squeeze=False, sharey=True
+    )
+    for ax, (model, group) in zip(axes[0], models.items(), strict=True):
+        labels = [
+            ABLATIONS[str(r.get("ablation"))].label
+            if str(r.get("ablation")) in ABLATIONS
+            else str(r.get("ablation"))
+            for r in group
+        ]
+        acc = [float(_section(r, "reasoning").get("accuracy") or 0.0) for r in group]  # type: ignore[arg-type]
+        f1 = [float(_section(r, "reasoning").get("f1") or 0.0) for r in group]  # type: ignore[arg-type]
+        xs = range(len(group))
+        width = 0.38
+        ax.bar([x - width / 2 for x in xs], acc, width, label="Accuracy", color="#4C72B0")
+        ax.bar([x + width / 2 for x in xs], f1, width, label="F1", color="#DD8452")
+        ax.set_xticks(list(xs))
+        ax.set_xticklabels(labels, rotation=20, ha="right")
+        ax.set_ylim(0, 100)
+        ax.set_title(model)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("Forecast-based reasoning (%)")
+    axes[0][-1].legend(loc="upper left")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def write_report(runs: list[RunJson], out: Path) -> tuple[Path, Path]:
+    """Write ``out`` (markdown) and ``out`` with ``.png`` (chart) beside it."""
+    if not runs:
+        raise ReportError("No runs to report; pass at least one `foretab bench run --json` file.")
+    out = Path(out)
+    chart = plot_runs(runs, out.with_suffix(".png"))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_markdown(runs, chart.name))
+    return out, chart

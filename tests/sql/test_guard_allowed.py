@@ -1,0 +1,198 @@
+"""Legitimate queries run on both backends; limits, parameters and isolation hold."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+import sqlglot
+from sql_stores import FUTURE_2022, HISTORY_2020, HISTORY_2021, PROJECT, SHANGHAI_2021
+from sqlglot import exp
+
+from foretab.errors import GuardError, QueryError, StoreError
+from foretab.sql.guard import GuardedExecutor, QueryResult, run_query
+
+
+def test_twelve_months_of_a_project(store, clean_cwd) -> None:
+    with GuardedExecutor(store.db) as guard:
+        result = guard.execute(
+            f"SELECT month, price FROM {HISTORY_2021} WHERE project_name = ? ORDER BY month",
+            [PROJECT],
+        )
+    assert isinstance(result, QueryResult)
+    assert result.columns == ("month", "price")
+    assert [r[0] for r in result.rows] == [dt.date(2021, m, 1) for m in range(1, 13)]
+    assert [r[1] for r in result.rows] == [21_000.0 + m * 10 for m in range(1, 13)]
+    assert not result.truncated
+    assert result.elapsed_s >= 0
+
+
+def test_cte_and_union_all_over_year_tables(store, clean_cwd) -> None:
+    sql = f"""
+        WITH years AS (
+            SELECT project_name, month, price FROM {HISTORY_2020}
+            UNION ALL
+            SELECT project_name, month, price FROM {HISTORY_2021}
+        ), yearly AS (
+            SELECT project_name, EXTRACT(YEAR FROM month) AS year, AVG(price) AS mean
+            FROM years GROUP BY 1, 2
+        )
+        SELECT year, mean FROM yearly WHERE project_name = ? ORDER BY year
+    """
+    with GuardedExecutor(store.db) as guard:
+        result = guard.execute(sql, [PROJECT])
+    assert [int(r[0]) for r in result.rows] == [2020, 2021]
+    assert [float(r[1]) for r in result.rows] == pytest.approx([20_065.0, 21_065.0])
+
+
+def test_catalog_is_readable_and_future_tables_are_absent(store, clean_cwd) -> None:
+    with GuardedExecutor(store.db) as guard:
+        result = guard.execute("SELECT table_name FROM foretab_catalog ORDER BY table_name")
+        assert guard.allowed_tables == {
+            "foretab_catalog",
+            HISTORY_2020,
+            HISTORY_2021,
+            SHANGHAI_2021,
+        }
+    assert [r[0] for r in result.rows] == [HISTORY_2020, HISTORY_2021, SHANGHAI_2021]
+    assert FUTURE_2022 not in {r[0] for r in result.rows}
+
+
+def test_subqueries_set_operations_and_default_schema(store, clean_cwd) -> None:
+    schema = "main" if store.backend == "duckdb" else "public"
+    sql = f"""
+        SELECT project_name FROM {schema}.{HISTORY_2021}
+        WHERE price > (SELECT AVG(price) FROM {HISTORY_2021})
+        INTERSECT
+        SELECT project_name FROM {HISTORY_2020} WHERE project_name LIKE 'Poly%'
+        EXCEPT
+        SELECT project_name FROM {SHANGHAI_2021}
+    """
+    with GuardedExecutor(store.db) as guard:
+        result = guard.execute(sql)
+    assert result.rows == (("Poly Central Park",),)
+
+
+def test_percent_signs_survive_with_parameters(store, clean_cwd) -> None:
+    # psycopg reads '%' as a parameter marker; the executor must escape literal ones.
+    sql = (
+        f"SELECT count(*) FROM {HISTORY_2021} "
+        "WHERE project_name LIKE '%Park' AND units_sold % 2 = ? AND project_name <> ?"
+    )
+    with GuardedExecutor(store.db) as guard:
+        result = guard.execute(sql, [0, "nothing"])
+    assert result.rows == ((6,),)
+
+
+def test_bound_parameters_in_an_ast(store, clean_cwd) -> None:
+    ast = (
+        exp.select("project_name", "price")
+        .from_(HISTORY_2021)
+        .where(
+            exp.and_(
+                exp.column("project_name").eq(exp.Placeholder()),
+                exp.column("month").between(exp.Placeholder(), exp.Placeholder()),
+            )
+        )
+        .order_by("month")
+    )
+    params = [PROJECT, dt.date(2021, 3, 1), dt.date(2021, 5, 1)]
+    with GuardedExecutor(store.db) as guard:
+        result = guard.execute(ast, params)
+        # The caller's AST is not modified by the row cap.
+        assert ast.args.get("limit") is None
+        with pytest.raises(QueryError, match="2 parameter"):
+            guard.execute(ast, params[:2])
+    assert [r[1] for r in result.rows] == [21_030.0, 21_040.0, 21_050.0]
+
+
+def test_injection_through_a_parameter_is_just_a_value(store, clean_cwd) -> None:
+    before = store.snapshot()
+    with GuardedExecutor(store.db) as guard:
+        result = guard.execute(
+            f"SELECT count(*) FROM {HISTORY_2021} WHERE project_name = ?",
+            [f"x'; DROP TABLE {HISTORY_2021}; --"],
+        )
+    assert result.rows == ((0,),)
+    assert store.snapshot() == before
+
+
+def test_comment_hiding_a_statement_is_dropped(store, clean_cwd) -> None:
+    before = store.snapshot()
+    with GuardedExecutor(store.db) as guard:
+        sql = f"SELECT 1 AS one /* ; DROP TABLE {HISTORY_2021}; */ -- */ DELETE FROM x"
+        assert "DROP" not in guard.prepare(sql)
+        result = guard.execute(sql)
+    assert result.rows == ((1,),)
+    assert store.snapshot() == before
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected_limit"),
+    [
+        (f"SELECT * FROM {HISTORY_2021}", "LIMIT 6"),
+        (f"SELECT * FROM {HISTORY_2021} LIMIT 3", "LIMIT 3"),
+        (f"SELECT * FROM {HISTORY_2021} LIMIT 500", "LIMIT 6"),
+        (f"SELECT price FROM {HISTORY_2020} UNION ALL SELECT price FROM {HISTORY_2021}", "LIMIT 6"),
+    ],
+)
+def test_row_cap_is_added_to_the_outer_query(store, sql, expected_limit) -> None:
+    with GuardedExecutor(store.db, max_rows=5) as guard:
+        assert guard.prepare(sql).endswith(expected_limit)
+
+
+def test_truncation_flag(store, clean_cwd) -> None:
+    with GuardedExecutor(store.db, max_rows=5) as guard:
+        capped = guard.execute(f"SELECT * FROM {HISTORY_2021} ORDER BY month, project_name")
+        exact = guard.execute(f"SELECT * FROM {HISTORY_2021} LIMIT 5")
+        offset = guard.execute(f"SELECT price FROM {HISTORY_2021} ORDER BY price OFFSET 20")
+    assert capped.truncated and len(capped.rows) == 5
+    assert capped.rows[0][1] == dt.date(2021, 1, 1)
+    assert not exact.truncated and len(exact.rows) == 5
+    assert not offset.truncated and len(offset.rows) == 4
+
+
+def test_timeout_is_configurable(store, clean_cwd) -> None:
+    sql = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"
+    with GuardedExecutor(store.db, timeout_s=0.5) as guard, pytest.raises(QueryError) as caught:
+        guard.execute(sql)
+    assert "timed out after 0.5 s" in caught.value.message
+
+
+def test_failing_query_is_a_query_error(store, clean_cwd) -> None:
+    with GuardedExecutor(store.db) as guard, pytest.raises(QueryError) as caught:
+        guard.execute(f"SELECT no_such_column FROM {HISTORY_2021}")
+    assert "no_such_column" in caught.value.message
+
+
+def test_explicit_allowed_tables_narrow_the_catalog(store, clean_cwd) -> None:
+    with GuardedExecutor(store.db, allowed_tables=[HISTORY_2021]) as guard:
+        assert guard.execute(f"SELECT count(*) FROM {HISTORY_2021}").rows == ((24,),)
+        with pytest.raises(GuardError) as caught:
+            guard.execute(f"SELECT count(*) FROM {HISTORY_2020}")
+    assert caught.value.rule == "unknown-table"
+
+
+def test_run_query_helper(store, clean_cwd) -> None:
+    result = run_query(store.db, f"SELECT count(*) FROM {SHANGHAI_2021}")
+    assert result.rows == ((1,),)
+
+
+def test_missing_store_is_a_store_error(tmp_path) -> None:
+    with pytest.raises(StoreError, match="foretab ingest"):
+        GuardedExecutor(str(tmp_path / "nothing.duckdb"))
+    assert not (tmp_path / "nothing.duckdb").exists()
+
+
+def test_closed_executor_refuses(store) -> None:
+    guard = GuardedExecutor(store.db)
+    guard.close()
+    guard.close()
+    with pytest.raises(QueryError, match="closed"):
+        guard.execute("SELECT 1")
+
+
+def test_ast_input_is_checked_with_the_same_rules(store) -> None:
+    with GuardedExecutor(store.db) as guard, pytest.raises(GuardError) as caught:
+        guard.execute(sqlglot.parse_one(f"SELECT * FROM {FUTURE_2022}"))
+    assert caught.value.rule == "unknown-table"

@@ -1,0 +1,111 @@
+"""The second line of defence: the connection itself refuses writes, files and the future.
+
+These tests bypass the AST rules and send statements straight to the executor's
+connection, as a bug in the rules would.
+"""
+
+from __future__ import annotations
+
+import pytest
+from sql_stores import FUTURE_2022, HISTORY_2021
+
+from foretab.sql.connect import READER_ROLE
+from foretab.sql.guard import GuardedExecutor
+
+DUCK_RAW = [
+    pytest.param("CREATE TABLE evil (a INTEGER)", id="create"),
+    pytest.param(f"DELETE FROM {HISTORY_2021}", id="delete"),
+    pytest.param("ATTACH '{fut}' AS fut", id="attach-future"),
+    pytest.param("SELECT * FROM read_csv('/etc/passwd')", id="read-csv"),
+    pytest.param("SELECT * FROM '{fut}'", id="future-file-scan"),
+    pytest.param("COPY (SELECT 1) TO 'evil.csv'", id="copy-to"),
+    pytest.param("SET enable_external_access = true", id="unlock-external"),
+    pytest.param("SET lock_configuration = false", id="unlock-config"),
+    pytest.param("INSTALL httpfs", id="install"),
+]
+
+
+@pytest.mark.parametrize("statement", DUCK_RAW)
+def test_duckdb_connection_refuses(store, clean_cwd, statement) -> None:
+    if store.backend != "duckdb":
+        pytest.skip("DuckDB connection settings")
+    import duckdb
+
+    before = store.snapshot()
+    with GuardedExecutor(store.db) as guard, pytest.raises(duckdb.Error):
+        guard._conn.execute(statement.format(fut=store.location.future))
+    assert store.snapshot() == before
+
+
+PG_RAW = [
+    pytest.param("CREATE TABLE evil (a INTEGER)", id="create"),
+    pytest.param(f"DELETE FROM {HISTORY_2021}", id="delete"),
+    pytest.param("SELECT pg_read_file('/etc/passwd')", id="read-file"),
+    pytest.param("SELECT * FROM pg_ls_dir('.')", id="ls-dir"),
+    pytest.param("SELECT lo_import('/etc/passwd')", id="lo-import"),
+    pytest.param("SELECT * FROM foretab_meta", id="non-catalog-table"),
+    pytest.param("COPY (SELECT 1) TO '/tmp/foretab-evil.csv'", id="copy-to"),
+    pytest.param("SET ROLE postgres", id="set-role"),
+]
+
+
+@pytest.mark.parametrize("statement", PG_RAW)
+def test_postgres_connection_refuses(store, clean_cwd, statement) -> None:
+    if store.backend != "postgresql":
+        pytest.skip("PostgreSQL roles and transactions")
+    import psycopg
+
+    before = store.snapshot()
+    with GuardedExecutor(store.db) as guard:
+        assert guard.role == READER_ROLE
+        with pytest.raises(psycopg.Error):
+            guard._conn.execute(statement)
+        guard._conn.rollback()
+    assert store.snapshot() == before
+
+
+def test_postgres_session_is_read_only_with_a_timeout(store) -> None:
+    if store.backend != "postgresql":
+        pytest.skip("PostgreSQL settings")
+    with GuardedExecutor(store.db, timeout_s=2.5) as guard:
+        conn = guard._conn
+        assert conn.execute("SHOW transaction_read_only").fetchone()[0] == "on"
+        assert conn.execute("SHOW statement_timeout").fetchone()[0] == "2500ms"
+        assert conn.execute("SELECT current_user").fetchone()[0] == READER_ROLE
+        conn.rollback()
+
+
+def test_postgres_reader_cannot_connect_to_the_future(store) -> None:
+    if store.backend != "postgresql":
+        pytest.skip("PostgreSQL databases")
+    import psycopg
+
+    from foretab.sql.connect import _with_user
+
+    with pytest.raises(psycopg.OperationalError, match="permission denied"):
+        psycopg.connect(_with_user(store.location.future, READER_ROLE, None))
+
+
+def test_the_future_store_is_not_visible(store) -> None:
+    """The executor's connection has no database or table of the future store at all."""
+    with GuardedExecutor(store.db) as guard:
+        conn = guard._conn
+        if store.backend == "duckdb":
+            names = {
+                r[0]
+                for r in conn.execute("SELECT database_name FROM duckdb_databases()").fetchall()
+            }
+            assert names == {"corpus", "system", "temp"}
+            tables = {
+                r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+            }
+        else:
+            tables = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+                ).fetchall()
+            }
+            conn.rollback()
+    assert FUTURE_2022 not in tables
+    assert HISTORY_2021 in tables
