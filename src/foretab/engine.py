@@ -130,7 +130,9 @@ class Engine:
         return self.guard.execute(query.ast, query.params), query.params
 
 
-def _series(result: QueryResult | None, projects: Sequence[ProjectRef]) -> dict[ProjectRef, dict[Month, float]]:
+def _series(
+    result: QueryResult | None, projects: Sequence[ProjectRef]
+) -> dict[ProjectRef, dict[Month, float]]:
     """Rows (``[district,] project_name, month, price``) → one series per plan project."""
     series: dict[ProjectRef, dict[Month, float]] = {ref: {} for ref in projects}
     if result is None:
@@ -163,9 +165,7 @@ def _column(columns: list[str], names: tuple[str, ...]) -> int:
             return columns.index(name)
     from foretab.errors import QueryError
 
-    raise QueryError(
-        f"the history query returned columns {columns}; it needs one of {list(names)}"
-    )
+    raise QueryError(f"the history query returned columns {columns}; it needs one of {list(names)}")
 
 
 @contextmanager

@@ -55,7 +55,9 @@ class Oracle:
             panel = store.panel()
         self._values: dict[tuple[str, str, str], dict[Month, float]] = {}
         for city, district, project, month, price in panel.itertuples(index=False, name=None):
-            self._values.setdefault((city, district, project), {})[Month.parse(month)] = float(price)
+            self._values.setdefault((city, district, project), {})[Month.parse(month)] = float(
+                price
+            )
 
     def values(
         self, history: Series, projects: Sequence[ProjectRef], months: Sequence[Month]

@@ -7,8 +7,18 @@ import re
 from dataclasses import dataclass
 
 MONTH_NAMES = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 )
 _ISO = re.compile(r"^\s*(\d{4})-(\d{1,2})(?:-\d{1,2})?\s*$")
 

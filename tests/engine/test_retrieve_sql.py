@@ -28,7 +28,9 @@ def corpus() -> pd.DataFrame:
             if (i + len(ref.project)) % 5 == 0:
                 continue  # sparse, like the real corpus
             rows.append((ref.city, ref.district, ref.project, month.iso, base + 10 * i, i))
-    return pd.DataFrame(rows, columns=["city", "district", "project", "month", "avg_price", "units_sold"])
+    return pd.DataFrame(
+        rows, columns=["city", "district", "project", "month", "avg_price", "units_sold"]
+    )
 
 
 @pytest.fixture(params=["duckdb", "postgresql"])
@@ -89,6 +91,9 @@ def test_history_query_matches_the_frame(db: str) -> None:
     frame = corpus()
     window = frame[(frame.month >= (R - 23).iso) & (frame.month <= R.iso)]
     want = sorted(
-        (d, p_, m, float(v)) for d, p_, m, v in window[["district", "project", "month", "avg_price"]].itertuples(index=False)
+        (d, p_, m, float(v))
+        for d, p_, m, v in window[["district", "project", "month", "avg_price"]].itertuples(
+            index=False
+        )
     )
     assert got == want

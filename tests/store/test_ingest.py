@@ -18,8 +18,24 @@ GOOD_ROWS = [
     ("Nanjing", "Jiangning District", "Poly Central Park", "2020-11", 21000.5, 10, "保利中央公园"),
     ("Nanjing", "Jiangning District", "Poly Central Park", "2020-12", 21100.0, 12, "保利中央公园"),
     ("Nanjing", "Jiangning District", "Poly Central Park", "2021-01", 21300.0, 8, "保利中央公园"),
-    ("Nanjing", "Jiangning District", "Greenland Lixiang City", "2020-12", 18000.0, 5, "绿地理想城"),
-    ("Nanjing", "Jiangning District", "Greenland Lixiang City", "2021-02", 18200.0, "", "绿地理想城"),
+    (
+        "Nanjing",
+        "Jiangning District",
+        "Greenland Lixiang City",
+        "2020-12",
+        18000.0,
+        5,
+        "绿地理想城",
+    ),
+    (
+        "Nanjing",
+        "Jiangning District",
+        "Greenland Lixiang City",
+        "2021-02",
+        18200.0,
+        "",
+        "绿地理想城",
+    ),
     ("Shenzhen", "Bao'an District", "Vanke Future Light", "2020-12", 65000.0, 3, "万科未来之光"),
     ("Shenzhen", "Bao'an District", "Vanke Future Light", "2021-03", 66000.0, 4, "万科未来之光"),
 ]
@@ -72,7 +88,7 @@ def test_layout_with_reference_month(db: str, tmp_path: Path) -> None:
         captions = {e.caption for e in history.catalog()}
         assert "Project Price Table for Bao'an District, Shenzhen, 2020" in captions
         assert history.panel()["month"].max() == "2020-12"
-        poly = [p for p in history.projects() if p.project == "Poly Central Park"][0]
+        poly = next(p for p in history.projects() if p.project == "Poly Central Park")
         assert poly.aliases == ("保利中央公园",) and poly.n_months == 2
     with open_future(db) as future:
         assert future.panel()["month"].min() == "2021-01"
@@ -150,20 +166,67 @@ def test_ingest_frame(tmp_path: Path) -> None:
 
 BAD_CASES = [
     # (description, header, rows, expected message pattern)
-    ("missing column", "city,district,project,month", [("A", "B", "C", "2020-01")], r"missing column\(s\) avg_price"),
-    ("bad month", HEADER, [GOOD_ROWS[0], ("Nanjing", "X District", "P", "2020-13", 1.0, 1, "")], r"row 3, column 'month'.*'2020-13'.*YYYY-MM"),
-    ("month as text", HEADER, [("Nanjing", "X District", "P", "March 2020", 1.0, 1, "")], r"row 2, column 'month'"),
-    ("non-numeric price", HEADER, [GOOD_ROWS[0], GOOD_ROWS[1], ("Nanjing", "X District", "P", "2020-01", "abc", 1, "")], r"row 4, column 'avg_price'.*'abc'.*not a number"),
-    ("blank price", HEADER, [("Nanjing", "X District", "P", "2020-01", "", 1, "")], r"row 2, column 'avg_price'.*not a number"),
-    ("negative price", HEADER, [("Nanjing", "X District", "P", "2020-01", -5, 1, "")], r"row 2, column 'avg_price'.*negative"),
-    ("non-integer units", HEADER, [("Nanjing", "X District", "P", "2020-01", 5, 1.5, "")], r"row 2, column 'units_sold'"),
-    ("empty project", HEADER, [("Nanjing", "X District", "", "2020-01", 5, 1, "")], r"row 2, column 'project'.*empty"),
-    ("conflicting duplicate", HEADER, [GOOD_ROWS[0], (*GOOD_ROWS[0][:4], 99999.0, *GOOD_ROWS[0][5:])], r"rows 2, 3: duplicate project-month.*Poly Central Park.*2020-11"),
+    (
+        "missing column",
+        "city,district,project,month",
+        [("A", "B", "C", "2020-01")],
+        r"missing column\(s\) avg_price",
+    ),
+    (
+        "bad month",
+        HEADER,
+        [GOOD_ROWS[0], ("Nanjing", "X District", "P", "2020-13", 1.0, 1, "")],
+        r"row 3, column 'month'.*'2020-13'.*YYYY-MM",
+    ),
+    (
+        "month as text",
+        HEADER,
+        [("Nanjing", "X District", "P", "March 2020", 1.0, 1, "")],
+        r"row 2, column 'month'",
+    ),
+    (
+        "non-numeric price",
+        HEADER,
+        [GOOD_ROWS[0], GOOD_ROWS[1], ("Nanjing", "X District", "P", "2020-01", "abc", 1, "")],
+        r"row 4, column 'avg_price'.*'abc'.*not a number",
+    ),
+    (
+        "blank price",
+        HEADER,
+        [("Nanjing", "X District", "P", "2020-01", "", 1, "")],
+        r"row 2, column 'avg_price'.*not a number",
+    ),
+    (
+        "negative price",
+        HEADER,
+        [("Nanjing", "X District", "P", "2020-01", -5, 1, "")],
+        r"row 2, column 'avg_price'.*negative",
+    ),
+    (
+        "non-integer units",
+        HEADER,
+        [("Nanjing", "X District", "P", "2020-01", 5, 1.5, "")],
+        r"row 2, column 'units_sold'",
+    ),
+    (
+        "empty project",
+        HEADER,
+        [("Nanjing", "X District", "", "2020-01", 5, 1, "")],
+        r"row 2, column 'project'.*empty",
+    ),
+    (
+        "conflicting duplicate",
+        HEADER,
+        [GOOD_ROWS[0], (*GOOD_ROWS[0][:4], 99999.0, *GOOD_ROWS[0][5:])],
+        r"rows 2, 3: duplicate project-month.*Poly Central Park.*2020-11",
+    ),
     ("header only", HEADER, [], r"no data rows"),
 ]
 
 
-@pytest.mark.parametrize(("case", "header", "rows", "pattern"), BAD_CASES, ids=[c[0] for c in BAD_CASES])
+@pytest.mark.parametrize(
+    ("case", "header", "rows", "pattern"), BAD_CASES, ids=[c[0] for c in BAD_CASES]
+)
 def test_bad_input_names_the_problem_and_changes_nothing(
     db: str, tmp_path: Path, case: str, header: str, rows: list[tuple[object, ...]], pattern: str
 ) -> None:
@@ -206,7 +269,9 @@ def test_missing_file(tmp_path: Path) -> None:
 
 def test_reference_before_all_data(tmp_path: Path) -> None:
     with pytest.raises(IngestError, match="Choose a later --reference-month"):
-        ingest_path(write_csv(tmp_path / "in.csv", GOOD_ROWS), str(tmp_path / "x.duckdb"), Month(2010, 1))
+        ingest_path(
+            write_csv(tmp_path / "in.csv", GOOD_ROWS), str(tmp_path / "x.duckdb"), Month(2010, 1)
+        )
     assert not (tmp_path / "x.duckdb").exists()
 
 
@@ -214,5 +279,7 @@ def test_postgres_sides_are_separate_databases(pg_server: object, tmp_path: Path
     url = pg_server.url(pg_server.fresh_dbname("sides"))  # type: ignore[attr-defined]
     ingest_path(write_csv(tmp_path / "in.csv", GOOD_ROWS), url, Month(2020, 12))
     with psycopg.connect(url) as conn:
-        tables = {r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname='public'")}
+        tables = {
+            r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname='public'")
+        }
     assert not any(t.endswith("_2021") for t in tables)  # 2021 is the future: other database

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import statistics
@@ -80,10 +81,8 @@ def measure(
     started = time.perf_counter()
     engine = Engine(db, future=future)  # type: ignore[arg-type]
     if questions:  # first ask loads the forecaster: part of start-up, not of a warm ask
-        try:
+        with contextlib.suppress(ForetabError):
             engine.ask(questions[0])
-        except ForetabError:
-            pass
     start_ms = (time.perf_counter() - started) * 1000
     times: list[float] = []
     errors = 0
@@ -97,7 +96,11 @@ def measure(
         if progress:
             progress(i + 1, len(questions))
     engine.close()
-    cold = [_cold_ask(db, questions[i % len(questions)], future) for i in range(cold_runs)] if questions else []
+    cold = (
+        [_cold_ask(db, questions[i % len(questions)], future) for i in range(cold_runs)]
+        if questions
+        else []
+    )
     times.sort()
     return LatencyReport(
         questions=len(questions),
@@ -113,7 +116,18 @@ def measure(
 
 def _cold_ask(db: str, question: str, future: str) -> float:
     # A fresh interpreter each time: imports, store open, index build and model load count.
-    cmd = [sys.executable, "-m", "foretab", "ask", question, "--db", db, "--future", future, "--json"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "foretab",
+        "ask",
+        question,
+        "--db",
+        db,
+        "--future",
+        future,
+        "--json",
+    ]
     t0 = time.perf_counter()
     subprocess.run(cmd, capture_output=True, check=False)
     return (time.perf_counter() - t0) * 1000
@@ -128,5 +142,6 @@ def _pct(sorted_values: Sequence[float], pct: float) -> float:
 
 
 def write_json(report: LatencyReport, path: Path) -> None:
+    """Save the report as JSON (folders created)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(asdict(report), indent=2) + "\n")

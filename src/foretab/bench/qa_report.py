@@ -84,7 +84,11 @@ def render_markdown(runs: list[RunJson], chart: str | None = None) -> str:
     ]
     for run in runs:
         fc, rs = _section(run, "forecasting"), _section(run, "reasoning")
-        rt, hist, lat = _section(run, "retrieval"), _section(run, "history"), _section(run, "latency_ms")
+        rt, hist, lat = (
+            _section(run, "retrieval"),
+            _section(run, "history"),
+            _section(run, "latency_ms"),
+        )
         lines.append(
             "| "
             + " | ".join(

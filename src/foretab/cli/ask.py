@@ -27,7 +27,8 @@ def ask(
         ),
     ] = "model",
     model: Annotated[
-        str | None, typer.Option(help="Forecaster to use with --future model (default: the trained one).")
+        str | None,
+        typer.Option(help="Forecaster to use with --future model (default: the trained one)."),
     ] = None,
 ) -> None:
     """Answer a question about past or future prices, with the plan, tables, SQL and answer.
@@ -50,8 +51,13 @@ def ask(
     details = Table(show_header=False, box=None)
     plan = answer.plan
     details.add_row("task", f"{plan.task.value} ({plan.aggregate.value}, {plan.comparison.value})")
-    details.add_row("projects", "; ".join(f"{p.project} ({p.district}, {p.city})" for p in plan.projects))
-    details.add_row("window", f"{plan.window.first.label} – {plan.window.last.label}  «{plan.window.expression}»")
+    details.add_row(
+        "projects", "; ".join(f"{p.project} ({p.district}, {p.city})" for p in plan.projects)
+    )
+    details.add_row(
+        "window",
+        f"{plan.window.first.label} – {plan.window.last.label}  «{plan.window.expression}»",
+    )
     details.add_row("tables", "\n".join(answer.trace.tables) or "-")
     details.add_row("future", answer.trace.future_source)
     details.add_row("ms", ", ".join(f"{k} {v * 1000:.1f}" for k, v in answer.trace.timings.items()))

@@ -21,7 +21,9 @@ def latency(
     db: DbOption,
     dataset: Annotated[
         Path | None,
-        typer.Option(help="A QA dataset (.jsonl from `foretab bench build`); default: built-in questions."),
+        typer.Option(
+            help="A QA dataset (.jsonl from `foretab bench build`); default: built-in questions."
+        ),
     ] = None,
     n: Annotated[int, typer.Option(help="How many questions to time.")] = 300,
     future: Annotated[str, typer.Option(help="model, oracle or none.")] = "model",
@@ -39,7 +41,10 @@ def latency(
     with Progress(console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("asking", total=len(questions))
         report = measure(
-            db, questions, future=future, cold_runs=cold_runs,
+            db,
+            questions,
+            future=future,
+            cold_runs=cold_runs,
             progress=lambda done, _total: bar.update(task, completed=done),
         )
     table = Table(title=f"foretab latency ({report.questions} questions, {report.errors} refused)")

@@ -1,1 +1,174 @@
-"""Placeholder: commands are added by the module owner."""
+"""``foretab bench build``, ``foretab bench run`` and ``foretab bench report``: the QA benchmark."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from foretab.cli.common import DbOption, exit_on_error
+from foretab.cli.main import bench_app
+
+console = Console(stderr=True)
+
+
+def _bar(label: str) -> Progress:
+    return Progress(
+        TextColumn(f"[bold]{label}[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
+
+
+@bench_app.command("build")
+@exit_on_error
+def build(
+    db: DbOption,
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder for train/val/test.jsonl and manifest.json.")
+    ],
+    seed: Annotated[int, typer.Option(help="Seed of the project split and the sampling.")] = 0,
+    test_size: Annotated[
+        int,
+        typer.Option(
+            "--test-size",
+            help="About how many test questions (val the same, train 3x); spread evenly "
+            "over the templates.",
+        ),
+    ] = 1500,
+    min_history_months: Annotated[
+        int,
+        typer.Option(help="Observed months a project needs in the 24 up to the reference month."),
+    ] = 6,
+) -> None:
+    """Build an ODTQA-FoRe-style QA dataset from the store's history and future.
+
+    32 templates (forecasting, forecast-based reasoning and history; one project or 2-3 in
+    one district), the parser's time-expression catalog, a project-level 6:2:2 split, and
+    gold answers computed by SQL on the stores. DuckDB stores only.
+    """
+    from foretab.bench.qa_build import BuildConfig, build_dataset
+
+    config = BuildConfig(seed=seed, test_size=test_size, min_history_months=min_history_months)
+    with _bar("gold SQL") as bar:
+        task = bar.add_task("items", total=None)
+        summary = build_dataset(
+            db,
+            out,
+            config,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
+    grid = Table(title=f"QA dataset in {summary.out_dir}", show_header=False)
+    for split, count in summary.counts.items():
+        grid.add_row(f"{split} questions", f"{count} ({summary.projects[split]} projects)")
+    grid.add_row("templates", str(summary.templates))
+    grid.add_row("time expressions", str(summary.time_expressions))
+    grid.add_row("dropped (empty gold / missing month)", str(summary.dropped))
+    Console().print(grid)
+
+
+@bench_app.command("run")
+@exit_on_error
+def run(
+    db: DbOption,
+    dataset: Annotated[
+        Path, typer.Option(help="A split written by `foretab bench build` (e.g. DIR/test.jsonl).")
+    ],
+    json_out: Annotated[Path, typer.Option("--json", help="Write the scores here.")],
+    ablation: Annotated[
+        str,
+        typer.Option(help="none (full pipeline), gh-nf, gtc, gh-pf or gh-gf (paper §5.3)."),
+    ] = "none",
+    model: Annotated[
+        str | None, typer.Option(help="Forecasting model name (default: the store's trained one).")
+    ] = None,
+    report: Annotated[
+        Path | None, typer.Option(help="Also write a markdown report (and a PNG chart beside it).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N questions.")] = None,
+    details: Annotated[
+        Path | None, typer.Option(help="Write every question's answer and score (JSON Lines).")
+    ] = None,
+) -> None:
+    """Ask the engine every question of DATASET and score it (ODTQA-FoRe metrics)."""
+    from foretab.bench.qa_eval import ablation_spec, make_engine, run_benchmark
+    from foretab.bench.qa_items import read_items
+    from foretab.bench.qa_report import write_report
+
+    ablation_spec(ablation)
+    items = read_items(dataset)
+    if limit is not None:
+        items = items[:limit]
+    engine = make_engine(db, ablation, model)
+    with _bar(f"bench run ({ablation})") as bar:
+        task = bar.add_task("questions", total=len(items))
+        result = run_benchmark(
+            engine,
+            items,
+            ablation=ablation,
+            model=model,
+            dataset=str(dataset),
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
+    close = getattr(engine, "close", None)
+    if callable(close):
+        close()
+    data = result.to_dict()
+    json_out.parent.mkdir(parents=True, exist_ok=True)
+    json_out.write_text(json.dumps(data, indent=2) + "\n")
+    if details is not None:
+        details.parent.mkdir(parents=True, exist_ok=True)
+        with details.open("w", encoding="utf-8") as handle:
+            for item in result.results:
+                handle.write(json.dumps(item.to_dict(), ensure_ascii=False) + "\n")
+    if report is not None:
+        write_report([data], report)
+    _print_run(data)
+
+
+def _print_run(data: dict[str, object]) -> None:
+    grid = Table(title=f"bench run: {data['ablation_label']} ({data['questions']} questions)")
+    grid.add_column("metric")
+    grid.add_column("value", justify="right")
+    for section in ("forecasting", "reasoning", "history", "retrieval", "latency_ms"):
+        values = data.get(section)
+        if not isinstance(values, dict):
+            continue
+        for key, value in values.items():
+            text = f"{value:,.4g}" if isinstance(value, float) else str(value)
+            grid.add_row(f"{section}.{key}", text)
+    grid.add_row("seconds", f"{data['seconds']}")
+    Console().print(grid)
+
+
+@bench_app.command("report")
+@exit_on_error
+def report_cmd(
+    runs: Annotated[
+        list[Path], typer.Argument(help="Run files written by `foretab bench run --json`.")
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", help="Markdown file; the PNG chart goes beside it.")
+    ],
+) -> None:
+    """Write a Table-3-style markdown report and a Figure-3-style chart from several runs."""
+    from foretab.bench.qa_report import load_runs, write_report
+
+    md, png = write_report(load_runs(runs), out)
+    Console().print(f"Wrote {md} and {png}")

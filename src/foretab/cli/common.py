@@ -62,4 +62,6 @@ def parse_month_option(value: str | None, option: str) -> Month | None:
     try:
         return Month.parse(value)
     except ValueError:
-        raise typer.BadParameter(f"{value!r} is not a month; use YYYY-MM, e.g. 2021-12.", param_hint=option) from None
+        raise typer.BadParameter(
+            f"{value!r} is not a month; use YYYY-MM, e.g. 2021-12.", param_hint=option
+        ) from None

@@ -94,7 +94,9 @@ def tables(
         ]
     if as_json:
         keys = ("table_name", "caption", "city", "district", "year", "rows")
-        typer.echo(json.dumps([{k: getattr(e, k) for k in keys} for e in entries], ensure_ascii=False))
+        typer.echo(
+            json.dumps([{k: getattr(e, k) for k in keys} for e in entries], ensure_ascii=False)
+        )
         return
     table = Table(title=f"{len(entries)} history tables")
     for column in ("name", "caption", "city", "district", "year", "rows"):

@@ -22,7 +22,9 @@ class CaptionIndex:
 
     def __init__(self, catalog: Sequence[CatalogEntry]) -> None:
         self.entries = list(catalog)
-        self._bm25 = BM25Okapi([tokenize(e.caption) for e in self.entries]) if self.entries else None
+        self._bm25 = (
+            BM25Okapi([tokenize(e.caption) for e in self.entries]) if self.entries else None
+        )
 
     def search(self, text: str, k: int = 3) -> list[tuple[CatalogEntry, float]]:
         """The ``k`` best entries with their scores, best first."""

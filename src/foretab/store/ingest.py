@@ -69,9 +69,12 @@ def ingest_frame(
     """Ingest an in-memory long table (same columns as a file)."""
     raw = frame.copy()
     for col in raw.columns:
-        if col in {"city", "district", "project", "month", "units_sold"} or raw[col].dtype == object:
-            if not pd.api.types.is_datetime64_any_dtype(raw[col]):
-                raw[col] = raw[col].astype("string").fillna("")
+        textual = (
+            col in {"city", "district", "project", "month", "units_sold"}
+            or raw[col].dtype == object
+        )
+        if textual and not pd.api.types.is_datetime64_any_dtype(raw[col]):
+            raw[col] = raw[col].astype("string").fillna("")
     return _ingest(clean(raw, source), db, reference_month, source, progress)
 
 
@@ -136,7 +139,9 @@ def _swap_duckdb(
     target = Path(location.history)
     future_target = Path(location.future)
     if target.exists() and target.is_dir():
-        raise StoreError(f"--db {target} is a folder; pass a file path such as {target}/corpus.duckdb.")
+        raise StoreError(
+            f"--db {target} is a folder; pass a file path such as {target}/corpus.duckdb."
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     tag = uuid.uuid4().hex[:8]
     tmp_history = target.with_name(f".{target.name}.{tag}.tmp")

@@ -77,7 +77,14 @@ def _side(frame: pd.DataFrame, extras: tuple[str, ...]) -> SideLayout:
         name = table_name(str(district), str(city), int(yr))
         table_of_row.loc[idx] = name
         specs.append(
-            TableSpec(name, caption(str(district), str(city), int(yr)), str(city), str(district), int(yr), len(idx))
+            TableSpec(
+                name,
+                caption(str(district), str(city), int(yr)),
+                str(city),
+                str(district),
+                int(yr),
+                len(idx),
+            )
         )
     rows = pd.DataFrame(
         {

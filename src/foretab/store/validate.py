@@ -156,7 +156,9 @@ def _check_names(frame: pd.DataFrame, source: str) -> None:
     for city, district in frame[["city", "district"]].drop_duplicates().itertuples(index=False):
         name = table_name(district, city, 2000)[:-5]
         if not name.removeprefix("project_price_table_").strip("_"):
-            raise IngestError(f"{source}: district {district!r} of {city!r} has no letters or digits to name a table.")
+            raise IngestError(
+                f"{source}: district {district!r} of {city!r} has no letters or digits to name a table."
+            )
         if len(name) + 5 > MAX_IDENTIFIER:
             raise IngestError(
                 f"{source}: table name {name}_YYYY for {district!r}, {city!r} is longer than "

@@ -20,14 +20,18 @@ from foretab.store.naming import ARTIFACTS_TABLE, CATALOG_TABLE, META_TABLE, PRO
 
 Progress = Callable[[str], None]  # called once per table written, with its name
 
-_CATALOG_COLUMNS = "table_name TEXT, caption TEXT, city TEXT, district TEXT, year INTEGER, rows INTEGER"
+_CATALOG_COLUMNS = (
+    "table_name TEXT, caption TEXT, city TEXT, district TEXT, year INTEGER, rows INTEGER"
+)
 _PROJECT_COLUMNS = (
     "city TEXT, district TEXT, project TEXT, first_month DATE, last_month DATE, "
     "n_months INTEGER, project_zh TEXT, city_zh TEXT, district_zh TEXT"
 )
 
 
-def write_duckdb(path: str, layout: SideLayout, meta: Mapping[str, str], progress: Progress) -> None:
+def write_duckdb(
+    path: str, layout: SideLayout, meta: Mapping[str, str], progress: Progress
+) -> None:
     """Create a new DuckDB store file at ``path`` (which must not exist yet)."""
     conn = duckdb.connect(path)
     try:
@@ -79,7 +83,9 @@ def ensure_database(url: str, name: str) -> None:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
 
 
-def write_postgres(url: str, layout: SideLayout | None, meta: Mapping[str, str], progress: Progress) -> None:
+def write_postgres(
+    url: str, layout: SideLayout | None, meta: Mapping[str, str], progress: Progress
+) -> None:
     """Replace every foretab table of one database in a single transaction.
 
     ``layout=None`` empties the database's foretab tables (a re-ingest that leaves no
@@ -113,12 +119,18 @@ def write_postgres(url: str, layout: SideLayout | None, meta: Mapping[str, str],
         with conn.cursor() as cur:
             cur.executemany(
                 f"INSERT INTO {CATALOG_TABLE} VALUES (%s, %s, %s, %s, %s, %s)",
-                [[s.table_name, s.caption, s.city, s.district, s.year, s.rows] for s in layout.tables],
+                [
+                    [s.table_name, s.caption, s.city, s.district, s.year, s.rows]
+                    for s in layout.tables
+                ],
             )
             conn.execute(f"CREATE TABLE {PROJECTS_TABLE} ({_PROJECT_COLUMNS})")
             cur.executemany(
                 f"INSERT INTO {PROJECTS_TABLE} VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                [[_pg_value(v) for v in r] for r in layout.projects.itertuples(index=False, name=None)],
+                [
+                    [_pg_value(v) for v in r]
+                    for r in layout.projects.itertuples(index=False, name=None)
+                ],
             )
             conn.execute(f"CREATE TABLE {META_TABLE} (key TEXT, value TEXT)")
             cur.executemany(f"INSERT INTO {META_TABLE} VALUES (%s, %s)", list(meta.items()))
