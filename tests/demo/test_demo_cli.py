@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from foretab.demo import generate_corpus
+from foretab.demo.generate import generate_corpus
 from foretab.months import Month
 
 

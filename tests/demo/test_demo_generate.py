@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from foretab.demo import DemoError, generate_corpus
+from foretab.demo.generate import DemoError, generate_corpus
 from foretab.demo.geography import CITIES
 from foretab.demo.names import project_names
 from foretab.months import Month, month_range

@@ -82,7 +82,9 @@ def expected(text: str, ref: tuple[int, int]) -> tuple[tuple[int, int], tuple[in
         return m(base + k), m(base + k)
     if words[0] == "the" and words[-3] == "months":
         n = WORDS.index(words[2]) + 1
-        return (m(base), m(base + n - 1)) if words[1] == "first" else (m(base + 12 - n), m(base + 11))
+        return (
+            (m(base), m(base + n - 1)) if words[1] == "first" else (m(base + 12 - n), m(base + 11))
+        )
     if words[0] in ("from", "between"):
         return m(base + MONTHS.index(words[1])), m(base + MONTHS.index(words[3]))
     raise AssertionError(f"test does not know {text!r}")

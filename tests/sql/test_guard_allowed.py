@@ -196,3 +196,35 @@ def test_ast_input_is_checked_with_the_same_rules(store) -> None:
     with GuardedExecutor(store.db) as guard, pytest.raises(GuardError) as caught:
         guard.execute(sqlglot.parse_one(f"SELECT * FROM {FUTURE_2022}"))
     assert caught.value.rule == "unknown-table"
+
+
+@pytest.mark.parametrize("backend", ["duckdb", "postgresql"])
+def test_snapshot_notices_a_change(request, tmp_path, backend) -> None:
+    """The 'store unchanged' checks of the hostile suite can fail."""
+    from sql_stores import build_store
+
+    if backend == "duckdb":
+        built = build_store("duckdb", tmp_path, None)
+        before = built.snapshot()
+        import duckdb
+
+        with duckdb.connect(built.db) as conn:
+            conn.execute(
+                f"UPDATE {HISTORY_2021} SET price = price + 1 WHERE month = DATE '2021-01-01'"
+            )
+    else:
+        import psycopg
+
+        server = request.getfixturevalue("pg_server")
+        name = server.fresh_dbname("snap")
+        built = build_store("postgresql", tmp_path, server.url(name))
+        before = built.snapshot()
+        with psycopg.connect(built.location.future, autocommit=True) as conn:
+            conn.execute(f"UPDATE {FUTURE_2022} SET price = price + 1")
+    try:
+        assert built.snapshot() != before
+    finally:
+        if backend == "postgresql":
+            with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+                for db in (name, f"{name}_future"):
+                    conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')

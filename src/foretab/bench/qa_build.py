@@ -152,8 +152,12 @@ def build_dataset(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     counts = {}
+    order = random.Random(config.seed + 1)
     for split in SPLITS:
-        counts[split] = write_items(out / f"{split}.jsonl", [i for i in items if i.split == split])
+        # Shuffled, so that `bench run --limit N` takes a mix of every template.
+        chosen = [i for i in items if i.split == split]
+        order.shuffle(chosen)
+        counts[split] = write_items(out / f"{split}.jsonl", chosen)
     manifest = _manifest(location, corpus, exprs, splits, items, config, dropped)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return BuildSummary(

@@ -69,12 +69,17 @@ def future_sql(tables: Sequence[str], projects: Sequence[str], first: Month, las
     return f"{rows_sql(tables, projects, first, last)}\nORDER BY project_name, month"
 
 
+# The mean is taken in whole cents: the sum of cents is exact and a tie (x.xx5) is then an
+# exactly representable .5 that ROUND sends away from zero — i.e. the exact decimal mean of
+# the rounded prices, rounded half up. AVG(price) on doubles would make ties depend on
+# binary representation and summation order.
+_CENTS_MEAN = "ROUND(SUM(ROUND(price * 100)) / COUNT(*)) / 100"
 _TARGET = {
-    Aggregate.VALUE: "AVG(price)",  # a one-month window: the month's own price
-    Aggregate.MEAN: "AVG(price)",
+    Aggregate.VALUE: _CENTS_MEAN,  # a one-month window: the month's own price
+    Aggregate.MEAN: _CENTS_MEAN,
     Aggregate.MAX: "MAX(price)",
     Aggregate.MIN: "MIN(price)",
-    Aggregate.EACH: "AVG(price)",  # unused by the final SELECT; keeps the CTEs uniform
+    Aggregate.EACH: _CENTS_MEAN,  # unused by the final SELECT; keeps the CTEs uniform
 }
 
 

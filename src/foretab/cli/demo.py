@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from foretab.cli.main import app
-from foretab.demo.run import DEFAULT_DB, DEFAULT_SEED, default_reference_month
+from foretab.demo.defaults import DEFAULT_DB, DEFAULT_SEED, default_reference_month
 from foretab.months import Month
 
 

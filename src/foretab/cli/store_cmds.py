@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -14,7 +14,9 @@ from rich.table import Table
 from foretab.cli.common import DbOption, exit_on_error, parse_month_option
 from foretab.cli.main import app
 from foretab.store import open_history
-from foretab.store.ingest import IngestSummary, ingest_path
+
+if TYPE_CHECKING:
+    from foretab.store.ingest import IngestSummary
 
 console = Console(stderr=True)
 
@@ -39,6 +41,8 @@ def ingest(
     optionally units_sold and any extra columns (kept). Bad input is reported with file,
     row and column, and nothing is written. Re-ingesting replaces the store atomically.
     """
+    from foretab.store.ingest import ingest_path  # pandas: imported only when ingesting
+
     reference = parse_month_option(reference_month, "--reference-month")
     with Progress(
         TextColumn("[bold]ingest[/]"),

@@ -1,5 +1,5 @@
-"""The synthetic demo corpus and the ``foretab demo`` walkthrough."""
+"""The synthetic demo corpus and the ``foretab demo`` walkthrough.
 
-from foretab.demo.generate import DemoError, generate_corpus
-
-__all__ = ["DemoError", "generate_corpus"]
+Import ``foretab.demo.generate`` / ``foretab.demo.run`` directly; this package stays light so
+the CLI starts fast.
+"""

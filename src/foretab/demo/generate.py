@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from foretab.demo.defaults import DEFAULT_MONTHS, DEFAULT_PROJECTS, DEFAULT_START
 from foretab.demo.geography import CITIES, CityProfile, DistrictProfile
 from foretab.demo.names import project_names
 from foretab.errors import ForetabError
@@ -33,9 +34,6 @@ COLUMNS = (
     "district_zh",
     "project_zh",
 )
-DEFAULT_START = Month(2021, 1)
-DEFAULT_MONTHS = 48
-DEFAULT_PROJECTS = 180
 MIN_PROJECTS_PER_DISTRICT = 3
 
 

@@ -9,16 +9,19 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from foretab.demo.generate import DEFAULT_MONTHS, DEFAULT_START, DemoError, generate_corpus
+from foretab.demo.defaults import (
+    DEFAULT_DB,
+    DEFAULT_MONTHS,
+    DEFAULT_SEED,
+    DEFAULT_START,
+    default_reference_month,
+)
+from foretab.demo.generate import DemoError, generate_corpus
 from foretab.demo.overview import StoreOverview, render_overview, summarize_store
 from foretab.demo.questions import show_sample_questions
 from foretab.demo.sample_query import SampleQuery, run_sample_query, shell_quote
 from foretab.months import Month
 from foretab.store.ingest import IngestSummary, ingest_frame
-
-DEFAULT_DB = "foretab-demo.duckdb"
-DEFAULT_SEED = 0
-FUTURE_MONTHS = 12  # the question engine forecasts up to 12 months past the reference month
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,11 +33,6 @@ class DemoResult:
     sample: SampleQuery | None
     generate_seconds: float
     total_seconds: float
-
-
-def default_reference_month(start: Month = DEFAULT_START, months: int = DEFAULT_MONTHS) -> Month:
-    """The last generated month minus 12: leaves a year of future to forecast."""
-    return start + (months - 1 - FUTURE_MONTHS)
 
 
 def run_demo(

@@ -123,7 +123,9 @@ class EntityIndex:
             if entry.city not in city_ids:
                 city_ids[entry.city] = len(self.cities)
                 self.cities.append(entry.city)
-                for name in _place_keys(entry.city, entry.city_aliases):
+                city_keys = _place_keys(entry.city, entry.city_aliases)
+                city_keys |= {f"{key} {suffix}" for key in city_keys for suffix in ("city", "shi")}
+                for name in city_keys:
                     self._place_keys[name].append((MentionKind.CITY, city_ids[entry.city]))
                 for alias in entry.city_aliases:
                     if has_cjk(alias):
@@ -379,7 +381,11 @@ class EntityIndex:
         scope = self._scope(scope_ids)
         hits = process.extract(text, scope.keys, scorer=fuzz.WRatio, limit=6)
         ranked = [(score, scope.ids[index]) for _, score, index in hits]
-        if ranked and ranked[0][0] >= _FUZZY_ACCEPT:
+        # A fragment much shorter than the name ("City" in "Shentie Jing City") is a
+        # suggestion at most, never a link.
+        accept = [(s, p) for s, p in ranked if len(text) >= 0.5 * len(self._normal_names[p])]
+        if accept and accept[0][0] >= _FUZZY_ACCEPT:
+            ranked = accept
             best_score, best = ranked[0]
             rivals = [
                 pid

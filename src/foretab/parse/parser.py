@@ -32,8 +32,9 @@ _CURRENT = (
 _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), replacement)
     for pattern, replacement in (
-        (rf"\bhigher\s+than\s+{_CURRENT}\b", " goes_up "),
-        (rf"\blower\s+than\s+{_CURRENT}\b", " goes_down "),
+        (rf"\b(?:higher|above)\s+(?:[\w']+\s+){{0,2}}than\s+{_CURRENT}\b", " goes_up "),
+        (rf"\b(?:lower|below)\s+(?:[\w']+\s+){{0,2}}than\s+{_CURRENT}\b", " goes_down "),
+        (rf"\b(?:exceed|exceeds|above|over)\s+{_CURRENT}\b", " goes_up "),
         (r"\b(?:more|most)\s+expensive\b", " pricier "),
         (r"\b(?:less|least)\s+expensive\b", " cheaper "),
         (r"\b(?:go|goes|going|went|move|moves)\s+up\b", " goes_up "),
@@ -82,6 +83,11 @@ _RELATIVE = re.compile(
     r"\bpercent(?:age)?s?\b|%|\brates?\b|\brelative\s+(?:change|increase|rise|growth|decrease"
     r"|decline|drop|fall|terms)\b|\brelatively\b|\bproportion(?:al|ally)?\b|\bratio\b"
 )
+# Words allowed between "bigger" and "increase" / between "rise" and "the most".
+_GAP_BEFORE = re.compile(
+    r"\s*(?:(?:the|a|an|percentage|percent|relative|significant|sharp|overall|monthly)\s+)*"
+)
+_GAP_AFTER = re.compile(r"\s*(?:(?:the|by|a|an|in|price|prices|its|their|value)\s+)*")
 _WHICH = re.compile(
     r"\bwhich\b|\bwhichever\b|\bwhose\b|\bwho\b|\bwhat\s+(?:project|community|development)\b"
 )
@@ -141,8 +147,11 @@ def _near_most(text: str, cue: re.Match[str]) -> re.Match[str] | None:
     something else ("the maximum price ... will rise").
     """
     for most in _MOST.finditer(text):
-        gap = cue.start() - most.end() if most.end() <= cue.start() else most.start() - cue.end()
-        if gap <= 25:
+        if most.end() <= cue.start():
+            gap = text[most.end() : cue.start()]
+            if _GAP_BEFORE.fullmatch(gap):
+                return most
+        elif _GAP_AFTER.fullmatch(text[cue.end() : most.start()]):
             return most
     return None
 
@@ -197,7 +206,13 @@ def parse_question(question: str, index: EntityIndex, reference: Month) -> Plan:
         raise QuestionError("the question is empty; ask about a project and a time")
     mentions = index.find_mentions(question)
     masked = _mask(question, [(m.start, m.end) for m in mentions])
-    time = find_time_match(masked, reference)
+    try:
+        time = find_time_match(masked, reference)
+    except QuestionError as error:
+        raise QuestionError(
+            f"no time expression found in {question!r}; say which months you mean",
+            suggestions=error.suggestions,
+        ) from None
     window = time.window.__class__(
         time.window.first, time.window.last, question[time.start : time.end].strip()
     )

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import duckdb
-import pandas as pd
 import psycopg
 
 from foretab.errors import StoreError
 from foretab.sql.connect import open_duckdb_readonly
 from foretab.store.location import StoreLocation
+
+if TYPE_CHECKING:  # pandas is imported only when a frame is asked for: it slows start-up
+    import duckdb
+    import pandas as pd
 
 Side = Literal["history", "future"]
 
@@ -56,6 +58,8 @@ class ReadConnection:
 
     def frame(self, sql: str, params: Sequence[object] = ()) -> pd.DataFrame:
         """A trusted query as a DataFrame."""
+        import pandas as pd
+
         if self._duck is not None:
             return self._duck.execute(sql, list(params)).df()
         assert self._pg is not None

@@ -6,9 +6,8 @@ import datetime as dt
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import psycopg
 
 from foretab.errors import StoreError
@@ -17,6 +16,9 @@ from foretab.store.catalog import CatalogEntry, ProjectEntry
 from foretab.store.connection import ReadConnection, Side
 from foretab.store.location import StoreLocation
 from foretab.store.naming import ARTIFACTS_TABLE, CATALOG_TABLE, META_TABLE, PROJECTS_TABLE
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class _Store:
@@ -87,6 +89,8 @@ class _Store:
 
     def panel(self) -> pd.DataFrame:
         """Every observation: ``city, district, project, month (YYYY-MM), price``."""
+        import pandas as pd
+
         parts = [
             f"SELECT {_literal(e.city)} AS city, {_literal(e.district)} AS district, "
             f"project_name AS project, month, price FROM {e.table_name}"
@@ -159,7 +163,9 @@ def open_future(db: str | StoreLocation) -> FutureStore:
 
 
 def _aliases(value: Any) -> tuple[str, ...]:
-    return (str(value),) if value not in (None, "") and not pd.isna(value) else ()
+    if value is None or value == "" or (isinstance(value, float) and value != value):
+        return ()
+    return (str(value),)
 
 
 def _literal(text: str) -> str:

@@ -1,0 +1,52 @@
+"""The real corpus's project list as ``ProjectEntry`` rows and one EntityIndex over it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from foretab.months import Month
+from foretab.parse.entities import EntityIndex
+from foretab.store.catalog import ProjectEntry
+
+CORPUS = (
+    Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "realestate"
+    / "project_prices.csv.gz"
+)  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def corpus_entries() -> list[ProjectEntry]:
+    if not CORPUS.exists():
+        pytest.skip(f"shared corpus not found at {CORPUS}")
+    frame = pd.read_csv(CORPUS, usecols=["city", "district", "project", "month", "project_zh",
+                                         "city_zh", "district_zh"])  # fmt: skip
+    grouped = frame.groupby(["city", "district", "project"], sort=True).agg(
+        first_month=("month", "min"),
+        last_month=("month", "max"),
+        n=("month", "count"),
+        project_zh=("project_zh", "first"),
+        city_zh=("city_zh", "first"),
+        district_zh=("district_zh", "first"),
+    )
+    return [
+        ProjectEntry(
+            city,
+            district,
+            project,
+            Month.parse(row.first_month),
+            Month.parse(row.last_month),
+            int(row.n),
+            (row.project_zh,),
+            (row.city_zh,),
+            (row.district_zh,),
+        )  # fmt: skip
+        for (city, district, project), row in grouped.iterrows()
+    ]
+
+
+@pytest.fixture(scope="session")
+def corpus_index(corpus_entries: list[ProjectEntry]) -> EntityIndex:
+    return EntityIndex(corpus_entries)

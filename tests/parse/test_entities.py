@@ -1,0 +1,117 @@
+"""Entity linking on the real corpus's 5,634 projects: partial names, case, errors, speed."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from foretab.errors import AmbiguousEntityError, QuestionError, UnknownEntityError
+from foretab.months import Month
+from foretab.parse.entities import EntityIndex
+from foretab.parse.parser import parse_question
+from foretab.parse.text import normalize
+
+
+def names(index: EntityIndex, question: str) -> list[tuple[str, str]]:
+    return [(p.project, p.district) for p in index.link(question).projects]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Vanke Feicui Gongyuan in Jiangning, Nanjing", [("Vanke Feicui Gongyuan", "Jiangning District")]),
+        ("vanke feicui gongyuan in jiangning district", [("Vanke Feicui Gongyuan", "Jiangning District")]),
+        ("Wan He Guanggu in Wuhan's East Lake High-tech Zone", [("Wan He Guanggu", "East Lake High-tech Zone")]),
+        ("Wan He Guanggu, East Lake, Wuhan", [("Wan He Guanggu", "East Lake High-tech Zone")]),
+        ("Vanke Daduhui Homeland in Baoan", [("Vanke Daduhui Homeland", "Bao'an District")]),
+        ("Vanke Daduhui Homeland in Bao'an District, Shenzhen City", [("Vanke Daduhui Homeland", "Bao'an District")]),
+        ("VANKE DADUHUI HOMELAND", [("Vanke Daduhui Homeland", "Bao'an District")]),
+        ("Poly Tianhui in Tianhe, Guangzhou", [("Poly Tianhui", "Tianhe District")]),
+        ("Poly Tianhui in Shanghai", [("Poly Tianhui", "Yangpu District")]),
+        ("Tongzhou Wanguo City MOM in Tongzhou, Beijing", [("Tongzhou Wanguo City MOM Λ", "Tongzhou District")]),
+        ("Guangda ONE in Zengcheng, Guangzhou", None),
+        ("Vanke Zuoan or Vanke Dajia in Industrial Park", [("Vanke Zuoan", "Industrial Park"), ("Vanke Dajia", "Industrial Park")]),
+        ("Vanke Dajia, Vanke Zuoan and Vanke Langshi in Suzhou", [("Vanke Dajia", "Industrial Park"), ("Vanke Zuoan", "Industrial Park"), ("Vanke Langshi", "Industrial Park")]),
+        ("Jiangning Jinmaoyue in Jiangning District", [("Jiangning Jinmaoyue", "Jiangning District")]),
+        ("Vanke Feicui Gongyan in Jiangning", [("Vanke Feicui Gongyuan", "Jiangning District")]),  # typo
+        ("Xiangjiang Villa in Changping, Beijing", [("Xiangjiang Villa Phase 2", "Changping District")]),  # partial
+        ("万科翡翠公园", None),
+    ],
+)  # fmt: skip
+def test_links(corpus_index: EntityIndex, question: str, expected: list | None) -> None:
+    if expected is None:
+        assert len(corpus_index.link(question).projects) == 1
+    else:
+        assert names(corpus_index, question) == expected
+
+
+def test_spacing_variant_links_the_same_project(corpus_index: EntityIndex, corpus_entries) -> None:
+    entry = next(e for e in corpus_entries if e.project == "Zhengrongyuelongfu")
+    linked = corpus_index.link(f"Zhengrong Yuelongfu in {entry.district}, {entry.city}")
+    assert [p.project for p in linked.projects] == ["Zhengrongyuelongfu"]
+
+
+def test_every_unique_name_links_to_itself(corpus_index: EntityIndex, corpus_entries) -> None:
+    """Each project, named with its district and city, links to exactly itself."""
+    for entry in corpus_entries[::7]:
+        question = f"What will the price of {entry.project} in {entry.district}, {entry.city} be?"
+        linked = corpus_index.link(question)
+        assert [(p.project, p.district) for p in linked.projects] == [
+            (entry.project, entry.district)
+        ], question
+
+
+def test_unknown_project_names_the_text_and_suggests(corpus_index: EntityIndex) -> None:
+    with pytest.raises(UnknownEntityError, match="Crystal Palace") as caught:
+        corpus_index.link("What will Crystal Palace in Jiangning District, Nanjing cost?")
+    assert caught.value.suggestions
+    assert all("Jiangning District" in s for s in caught.value.suggestions)
+
+
+def test_project_outside_the_named_district_is_an_error(corpus_index: EntityIndex) -> None:
+    with pytest.raises(UnknownEntityError, match="Vanke Zuoan") as caught:
+        corpus_index.link("Vanke Zuoan in Jiangning District, Nanjing")
+    assert any("Industrial Park" in s for s in caught.value.suggestions)
+
+
+def test_duplicate_name_without_place_is_ambiguous(corpus_index: EntityIndex) -> None:
+    with pytest.raises(AmbiguousEntityError, match="Poly Tianhui") as caught:
+        corpus_index.link("Poly Tianhui next month")
+    assert len(caught.value.suggestions) == 2
+
+
+def test_partial_name_matching_several_projects_is_ambiguous(corpus_index: EntityIndex) -> None:
+    with pytest.raises(QuestionError, match="Jinmaoyue") as caught:
+        corpus_index.link("What about Jinmaoyue in Jiangning, Nanjing?")
+    assert len(caught.value.suggestions) >= 2
+
+
+def test_no_project_at_all_is_an_error(corpus_index: EntityIndex) -> None:
+    with pytest.raises(UnknownEntityError, match="no project"):
+        corpus_index.link("What will prices in Jiangning District, Nanjing do next month?")
+
+
+def test_normalisation() -> None:
+    assert normalize("Bao'an District") == normalize("baoan district") == "baoan district"
+    assert normalize("Wuhan's") == "wuhan"
+    assert normalize("Lujin Shanghai Pai ＋") == "lujin shanghai pai"
+
+
+def test_parse_is_fast(corpus_index: EntityIndex) -> None:
+    questions = [
+        "What will the average price of Vanke Feicui Gongyuan in Jiangning, Nanjing be next month?",
+        "Which of Vanke Zuoan or Vanke Dajia in Industrial Park, Suzhou will rise the most next year?",
+        "what was the lowest price of wanda zuanshi bay in pudong in 2021",
+        "What will Vanke Feicui Gongyan in Jiangning cost from February to May 2022?",
+    ]
+    for question in questions:  # warm up
+        parse_question(question, corpus_index, Month(2021, 12))
+    timings = []
+    for _ in range(20):
+        for question in questions:
+            start = time.perf_counter()
+            parse_question(question, corpus_index, Month(2021, 12))
+            timings.append(time.perf_counter() - start)
+    timings.sort()
+    assert timings[len(timings) // 2] < 0.010  # p50 well under the 20 ms Engine.ask budget
