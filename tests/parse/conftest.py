@@ -42,7 +42,7 @@ def corpus_entries() -> list[ProjectEntry]:
             (row.project_zh,),
             (row.city_zh,),
             (row.district_zh,),
-        )  # fmt: skip
+        )
         for (city, district, project), row in grouped.iterrows()
     ]
 

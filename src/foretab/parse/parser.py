@@ -87,7 +87,7 @@ _RELATIVE = re.compile(
 _GAP_BEFORE = re.compile(
     r"\s*(?:(?:the|a|an|percentage|percent|relative|significant|sharp|overall|monthly)\s+)*"
 )
-_GAP_AFTER = re.compile(r"\s*(?:(?:the|by|a|an|in|price|prices|its|their|value)\s+)*")
+_GAP_AFTER = re.compile(r"\s*(?:(?:the|by|a|an|at|in|price|prices|its|their|value)\s+)*")
 _WHICH = re.compile(
     r"\bwhich\b|\bwhichever\b|\bwhose\b|\bwho\b|\bwhat\s+(?:project|community|development)\b"
 )

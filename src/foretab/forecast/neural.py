@@ -1,0 +1,217 @@
+"""The paper's TimesNet and TimeXer (neuralforecast architectures), trained on CPU.
+
+neuralforecast's orchestrator cannot forecast series it was not fitted on for
+multivariate models (TimeXer), so foretab drives the architectures itself: the same
+scale-free windows as the LightGBM model (``log(price / level)``, gaps linearly filled,
+the missingness mask as an exogenous input where the model takes one), a masked L1 loss,
+and early stopping on the validation split when one is given. Needs the ``[neural]``
+extra (torch, neuralforecast).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+import warnings
+from typing import Any, Self
+
+import numpy as np
+
+from foretab.errors import ForecastError
+from foretab.forecast.base import MAX_HORIZON, Forecaster, ValidationSplit, last_observed
+from foretab.forecast.impute import interpolate_linear
+from foretab.forecast.windows import cut_windows
+
+
+def neural_available() -> bool:
+    """Whether torch and neuralforecast import (the ``[neural]`` extra)."""
+    try:
+        import neuralforecast.models  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _encode(history: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(log(x/level) gap-filled [n, L], mask [n, L], level [n])``."""
+    level, _ = last_observed(history)
+    mask = np.isfinite(history)
+    filled = interpolate_linear(history)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rel = np.log(filled / level[:, None])
+    rel[~np.isfinite(rel)] = 0.0
+    return rel.astype(np.float32), mask.astype(np.float32), level
+
+
+class _NeuralForecaster(Forecaster):
+    """Shared training loop; subclasses build the neuralforecast module."""
+
+    def __init__(
+        self,
+        seed: int = 0,
+        lookback: int = 24,
+        max_steps: int = 2000,
+        batch_size: int = 256,
+        learning_rate: float = 1e-3,
+        eval_every: int = 100,
+        patience: int = 5,
+        time_budget_s: float = 240.0,
+        n_threads: int = 2,
+    ) -> None:
+        super().__init__(seed)
+        self.lookback = lookback
+        self.max_steps = max_steps
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.eval_every = eval_every
+        self.patience = patience
+        self.time_budget_s = time_budget_s
+        self.n_threads = n_threads
+        self.net: Any = None
+        self.steps_trained = 0
+
+    def _build(self) -> Any:
+        raise NotImplementedError
+
+    def _batch(self, rel: Any, mask: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _pad(self, history: np.ndarray) -> np.ndarray:
+        n, t = history.shape
+        if t >= self.lookback:
+            return history[:, t - self.lookback :]
+        return np.concatenate([np.full((n, self.lookback - t), np.nan), history], axis=1)
+
+    def _forward(self, rel: Any, mask: Any) -> Any:
+        return self.net(self._batch(rel, mask))[..., 0]  # [B, h]
+
+    def fit(self, panel: np.ndarray, val: ValidationSplit | None = None) -> Self:
+        if not neural_available():
+            raise ForecastError(
+                f"model {self.alias!r} needs torch and neuralforecast",
+                suggestions=("pip install torch==2.13.0 'foretab[neural]'",),
+            )
+        import torch
+
+        torch.manual_seed(self.seed)
+        torch.set_num_threads(self.n_threads)
+        rng = np.random.default_rng(self.seed)
+        win = cut_windows(np.asarray(panel, dtype=float), self.lookback)
+        rel, mask, level = _encode(win.history)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            y = np.log(win.target / level[:, None]).astype(np.float32)
+        ymask = np.isfinite(y)
+        y[~ymask] = 0.0
+        t_rel, t_mask = torch.from_numpy(rel), torch.from_numpy(mask)
+        t_y, t_ym = torch.from_numpy(y), torch.from_numpy(ymask.astype(np.float32))
+        if val is not None:
+            vrel, vmask, vlev = _encode(self._pad(val.history))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                vy = np.log(val.target / vlev[:, None]).astype(np.float32)
+            vym = np.isfinite(vy)
+            vy[~vym] = 0.0
+            v = tuple(torch.from_numpy(a) for a in (vrel, vmask, vy, vym.astype(np.float32)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # lightning / torch chatter on construction
+            self.net = self._build()
+        opt = torch.optim.Adam(self.net.parameters(), lr=self.learning_rate)
+        best, best_state, bad = float("inf"), None, 0
+        start = time.perf_counter()
+        for step in range(1, self.max_steps + 1):
+            self.net.train()
+            idx = torch.from_numpy(rng.integers(0, len(rel), self.batch_size))
+            pred = self._forward(t_rel[idx], t_mask[idx])
+            loss = (torch.abs(pred - t_y[idx]) * t_ym[idx]).sum() / t_ym[idx].sum().clamp(min=1)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            self.steps_trained = step
+            out_of_time = time.perf_counter() - start > self.time_budget_s
+            if val is not None and (step % self.eval_every == 0 or out_of_time):
+                self.net.eval()
+                with torch.no_grad():
+                    vp = self._forward(v[0], v[1])[:, : v[2].shape[1]]
+                    vl = float(((vp - v[2]).abs() * v[3]).sum() / v[3].sum())
+                if vl < best:
+                    best, best_state, bad = vl, copy.deepcopy(self.net.state_dict()), 0
+                else:
+                    bad += 1
+                if bad >= self.patience:
+                    break
+            if out_of_time:
+                break
+        if best_state is not None:
+            self.net.load_state_dict(best_state)
+        self.net.eval()
+        return self
+
+    def _predict(self, history: np.ndarray, h: int) -> np.ndarray:
+        if self.net is None:
+            raise ForecastError(
+                f"model {self.alias!r} is not fitted", suggestions=("call fit(panel) first",)
+            )
+        import torch
+
+        rel, mask, level = _encode(self._pad(history))
+        with torch.no_grad():
+            pred = self._forward(torch.from_numpy(rel), torch.from_numpy(mask)).numpy()
+        return level[:, None] * np.exp(pred[:, :h].astype(float))
+
+
+class TimesNetForecaster(_NeuralForecaster):
+    """TimesNet (Wu et al., 2023), the paper's imputation model, as a forecaster."""
+
+    alias = "timesnet"
+
+    def _build(self) -> Any:
+        from neuralforecast.models import TimesNet
+
+        return TimesNet(
+            h=MAX_HORIZON,
+            input_size=self.lookback,
+            hidden_size=32,
+            conv_hidden_size=32,
+            top_k=3,
+            num_kernels=4,
+            encoder_layers=2,
+            random_seed=self.seed,
+            enable_progress_bar=False,
+            logger=False,
+        )
+
+    def _batch(self, rel: Any, mask: Any) -> dict[str, Any]:
+        return {"insample_y": rel[:, :, None], "futr_exog": None}
+
+
+class TimeXerForecaster(_NeuralForecaster):
+    """TimeXer (Wang et al., 2024), the paper's forecaster; the missingness mask is its
+    exogenous input."""
+
+    alias = "timexer"
+
+    def _build(self) -> Any:
+        from neuralforecast.models import TimeXer
+
+        return TimeXer(
+            h=MAX_HORIZON,
+            input_size=self.lookback,
+            n_series=1,
+            hist_exog_list=["observed"],
+            patch_len=6,
+            hidden_size=64,
+            n_heads=4,
+            e_layers=2,
+            d_ff=128,
+            random_seed=self.seed,
+            enable_progress_bar=False,
+            logger=False,
+        )
+
+    def _batch(self, rel: Any, mask: Any) -> dict[str, Any]:
+        return {
+            "insample_y": rel[:, :, None],
+            "hist_exog": mask[:, None, :, None],
+            "stat_exog": None,
+            "futr_exog": None,
+        }

@@ -1,0 +1,88 @@
+"""An independent Python recomputation of a QA item's gold answer from the store panels.
+
+It mirrors the rules of DESIGN §4 directly (rounded prices, current price = price at R or
+the latest before it, exact decimal mean rounded half up, ties to the first project) and
+shares no code with the builder's SQL, so agreement means both paths are right.
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+
+import pandas as pd
+
+from foretab.bench.qa_items import AnswerRows, QAItem
+from foretab.bench.templates import TEMPLATES_BY_ID
+from foretab.months import Month
+from foretab.parse.plan import Aggregate, ChangeMeasure, Comparison, ProjectRef, Task
+
+
+def _observed(panel: pd.DataFrame, ref: ProjectRef) -> dict[Month, float]:
+    rows = panel[
+        (panel["city"] == ref.city)
+        & (panel["district"] == ref.district)
+        & (panel["project"] == ref.project)
+    ]
+    return {Month.parse(m): round(float(p), 2) for m, p in zip(rows["month"], rows["price"], strict=True)}
+
+
+def _mean(values: list[float]) -> float:
+    exact = sum(Decimal(f"{v:.2f}") for v in values) / len(values)
+    return float(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def reference_answer(item: QAItem, history: pd.DataFrame, future: pd.DataFrame) -> AnswerRows:
+    """The answer of ``item`` computed in Python from the history and future panels."""
+    template = TEMPLATES_BY_ID[item.template_id]
+    reference = Month.parse(item.reference_month)
+    months = [Month.parse(m) for m in item.months]
+    multi = len(item.projects) > 1
+    targets: list[tuple[str, float, float]] = []  # (project, target, current)
+    each: AnswerRows = []
+    for ref in item.projects:
+        past = _observed(history, ref)
+        recent = {m: v for m, v in past.items() if reference - 23 <= m <= reference}
+        current = recent[max(recent)]
+        source = past if template.task is Task.HISTORY else _observed(future, ref)
+        values = [source[m] for m in months]
+        if template.aggregate is Aggregate.MAX:
+            target = max(values)
+        elif template.aggregate is Aggregate.MIN:
+            target = min(values)
+        else:
+            target = _mean(values)
+        targets.append((ref.project, target, current))
+        for month, value in zip(months, values, strict=True):
+            each.append([ref.project, month.label, value] if multi else [month.label, value])
+    comparison = template.comparison
+    if comparison is Comparison.NONE:
+        if template.aggregate is Aggregate.EACH:
+            return each
+        return [[name, t] for name, t, _ in targets] if multi else [[targets[0][1]]]
+    if comparison is Comparison.VS_CURRENT:
+        _, t, c = targets[0]
+        return [["Increase" if t > c else "Decrease" if t < c else "No change"]]
+
+    def change(t: float, c: float) -> float:
+        return (t - c) / c if template.measure is ChangeMeasure.RELATIVE else t - c
+
+    names: list[str]
+    if comparison is Comparison.WHICH_RISE:
+        names = [n for n, t, c in targets if t > c]
+    elif comparison is Comparison.WHICH_FALL:
+        names = [n for n, t, c in targets if t < c]
+    elif comparison is Comparison.RISES_MOST:
+        rising = [(change(t, c), n) for n, t, c in targets if change(t, c) > 0]
+        best = max((ch for ch, _ in rising), default=None)
+        names = [next(n for ch, n in rising if ch == best)] if rising else []
+    elif comparison is Comparison.FALLS_MOST:
+        falling = [(change(t, c), n) for n, t, c in targets if change(t, c) < 0]
+        worst = min((ch for ch, _ in falling), default=None)
+        names = [next(n for ch, n in falling if ch == worst)] if falling else []
+    elif comparison is Comparison.HIGHEST:
+        top = max(t for _, t, _ in targets)
+        names = [next(n for n, t, _ in targets if t == top)]
+    else:
+        low = min(t for _, t, _ in targets)
+        names = [next(n for n, t, _ in targets if t == low)]
+    return [[n] for n in names] or [["None"]]
