@@ -21,11 +21,11 @@ GREEN = ProjectRef("Nanjing", "Jiangning District", "Greenland Lixiang City")
 VANKE = ProjectRef("Shenzhen", "Bao'an District", "Vanke Future Light")
 
 
-def corpus() -> pd.DataFrame:
+def corpus(*, sparse: bool = True) -> pd.DataFrame:
     rows = []
     for ref, base in ((POLY, 21000.0), (GREEN, 18000.0), (VANKE, 65000.0)):
         for i, month in enumerate(m for m in (Month(2019, 6) + k for k in range(43))):
-            if (i + len(ref.project)) % 5 == 0:
+            if sparse and (i + len(ref.project)) % 5 == 0:
                 continue  # sparse, like the real corpus
             rows.append((ref.city, ref.district, ref.project, month.iso, base + 10 * i, i))
     return pd.DataFrame(

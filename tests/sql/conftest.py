@@ -10,7 +10,10 @@ import pytest
 from sql_stores import SqlStore, build_store
 
 
-@pytest.fixture(scope="module", params=["duckdb", "postgresql"])
+@pytest.fixture(
+    scope="module",
+    params=["duckdb", pytest.param("postgresql", marks=pytest.mark.postgres)],
+)
 def store(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[SqlStore]:

@@ -142,8 +142,14 @@ class EntityIndex:
                         kind_ids[1].append(district_ids[place])
             self._by_city[entry.city].append(pid)
             self._by_district[place].append(pid)
-        longest = max((k.count(" ") + 1 for k in self._project_keys), default=1)
-        self._max_words = max(longest, max((k.count(" ") + 1 for k in self._place_keys), default=1))
+        # Every word-prefix of a name: the n-gram scan stops as soon as none continues.
+        self._prefixes: set[str] = set()
+        for key in [*self._project_keys, *self._place_keys]:
+            words = key.split(" ")
+            self._prefixes.update(" ".join(words[:n]) for n in range(1, len(words) + 1))
+        self._compact_prefixes = {
+            key[:n] for key in self._compact_keys for n in range(1, len(key) + 1)
+        }
         self._scopes: dict[tuple[str, ...], _Scope] = {}
 
     # -- stage 1: exact n-grams ---------------------------------------------------------
@@ -153,13 +159,20 @@ class EntityIndex:
         tokens = tokenize(question)
         candidates: list[tuple[int, int, Mention]] = []
         for i in range(len(tokens)):
-            for length in range(min(self._max_words, len(tokens) - i), 0, -1):
-                words = [t.text for t in tokens[i : i + length]]
-                key = " ".join(words)
-                pids = self._project_keys.get(key)
-                if pids is None and length > 1:
-                    pids = self._compact_keys.get("".join(words))
-                places = self._place_keys.get(key)
+            key, compact = "", ""
+            spaced_open, compact_open = True, True
+            for length in range(1, len(tokens) - i + 1):
+                word = tokens[i + length - 1].text
+                key = f"{key} {word}" if key else word
+                compact += word
+                spaced_open = spaced_open and key in self._prefixes
+                compact_open = compact_open and compact in self._compact_prefixes
+                if not spaced_open and not compact_open:
+                    break
+                pids = self._project_keys.get(key) if spaced_open else None
+                if pids is None and length > 1 and compact_open:
+                    pids = self._compact_keys.get(compact)
+                places = self._place_keys.get(key) if spaced_open else None
                 if pids is None and places is None:
                     continue
                 if length == 1 and key in QUESTION_WORDS and places is None:

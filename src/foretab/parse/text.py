@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
@@ -29,7 +30,13 @@ class Token:
     capitalized: bool
 
 
+_ASCII_SPLIT = re.compile(r"[a-z0-9]+")
+
+
 def _normal_words(word: str) -> list[str]:
+    if word.isascii():  # the common case, without the Unicode round trips
+        word = _POSSESSIVE.sub("", word).replace("'", "")
+        return _ASCII_SPLIT.findall(word.lower())
     word = unicodedata.normalize("NFKC", word).translate(_LOOKALIKES)
     word = _POSSESSIVE.sub("", word)
     word = word.replace("'", "").replace("’", "")
@@ -37,7 +44,8 @@ def _normal_words(word: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", ascii_word.lower())
 
 
-def tokenize(text: str) -> list[Token]:
+@lru_cache(maxsize=256)
+def tokenize(text: str) -> tuple[Token, ...]:
     """Normalised tokens of ``text`` with their original character spans."""
     tokens: list[Token] = []
     for match in _WORD.finditer(text):
@@ -45,7 +53,7 @@ def tokenize(text: str) -> list[Token]:
         capitalized = word[:1].isupper() or word[:1].isdigit()
         for part in _normal_words(word):
             tokens.append(Token(part, match.start(), match.end(), capitalized))
-    return tokens
+    return tuple(tokens)
 
 
 def normalize(text: str) -> str:
