@@ -150,7 +150,7 @@ class EntityIndex:
         self._compact_prefixes = {
             key[:n] for key in self._compact_keys for n in range(1, len(key) + 1)
         }
-        self._scopes: dict[tuple[str, ...], _Scope] = {}
+        self._scopes: dict[tuple[int, ...], _Scope] = {}
 
     # -- stage 1: exact n-grams ---------------------------------------------------------
 
@@ -373,7 +373,7 @@ class EntityIndex:
         return leftovers
 
     def _scope(self, scope_ids: list[int] | None) -> _Scope:
-        key = tuple(map(str, scope_ids)) if scope_ids is not None else ("*",)
+        key = tuple(scope_ids) if scope_ids is not None else (-1,)
         scope = self._scopes.get(key)
         if scope is None:
             ids = scope_ids if scope_ids is not None else list(range(len(self.entries)))
@@ -392,7 +392,9 @@ class EntityIndex:
         places: Sequence[tuple[str, str]],
     ) -> int | None:
         scope = self._scope(scope_ids)
-        hits = process.extract(text, scope.keys, scorer=fuzz.WRatio, limit=6)
+        hits = process.extract(
+            text, scope.keys, scorer=fuzz.WRatio, limit=6, score_cutoff=_FUZZY_ACCEPT - 1
+        )
         ranked = [(score, scope.ids[index]) for _, score, index in hits]
         # A fragment much shorter than the name ("City" in "Shentie Jing City") is a
         # suggestion at most, never a link.
@@ -419,6 +421,8 @@ class EntityIndex:
             return best
         if not name_like:
             return None  # ordinary words we do not know; not a name
+        hits = process.extract(text, scope.keys, scorer=fuzz.WRatio, limit=3)
+        ranked = [(score, scope.ids[index]) for _, score, index in hits]
         where = self._where(city_names, places)
         suggestions = [self._label(pid) for _, pid in ranked[:3]]
         hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""

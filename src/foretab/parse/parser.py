@@ -37,6 +37,8 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (rf"\b(?:exceed|exceeds|above|over)\s+{_CURRENT}\b", " goes_up "),
         (r"\b(?:more|most)\s+expensive\b", " pricier "),
         (r"\b(?:less|least)\s+expensive\b", " cheaper "),
+        (r"\bmore\s+affordable\b", " cheaper "),
+        (r"\bmost\s+affordable\b", " cheapest "),
         (r"\b(?:go|goes|going|went|move|moves)\s+up\b", " goes_up "),
         (r"\b(?:go|goes|going|went|move|moves)\s+down\b", " goes_down "),
         # "what will the price rise to" asks for a price, not a direction
@@ -68,11 +70,17 @@ _HIGH = re.compile(
     r"|greatest|costliest)\b"
 )
 _LOW = re.compile(
-    r"\b(?:lowest|lower|cheapest|cheaper|minimum|min|bottom|trough|least|smallest|lows)\b"
+    r"\b(?:lowest|lower|cheapest|cheaper|minimum|min|bottom|trough|least|smallest|smaller"
+    r"|lows)\b"
 )
+# Comparatives that, for one project, compare with its current price.
+_UP_COMPARATIVE = re.compile(r"\b(?:higher|pricier|dearer|costlier)\b")
+_DOWN_COMPARATIVE = re.compile(r"\b(?:lower|cheaper|smaller)\b")
+# "average price" names the measure; any other "average" asks for the mean.
 _MEAN = re.compile(
-    r"\bmean\b|\baverage\s+of\b|\baverage\s+(?:monthly|value|level|over|across|for\s+the)\b"
-    r"|\bon\s+average\b|\baveraged\b|\boverall\s+average\b|\baverage\b.*\baverage\b"
+    r"\bmean\b|\baverag(?:ed|es|ing)\b|\baverage\b.*\baverage\b"
+    r"|\baverage\b(?!\s+(?:(?:transaction|sale|sales|selling|housing|house|home|unit"
+    r"|listing|property|trading)\s+)?(?:prices?|price's|trend)\b)"
 )
 _EACH = re.compile(
     r"\beach\s+month\b|\bevery\s+month\b|\bmonthly\b|\bmonth\s+by\s+month\b"
@@ -167,6 +175,10 @@ def _comparison(text: str, several: bool) -> tuple[Comparison, str]:
     if not several:
         if direction or _TREND.search(text):
             return Comparison.VS_CURRENT, text
+        # "Will X get cheaper next month?": a comparative with one project compares with now.
+        comparative = _UP_COMPARATIVE.search(text) or _DOWN_COMPARATIVE.search(text)
+        if comparative and (_YES_NO_START.search(text) or re.search(r"\bor\b", text)):
+            return Comparison.VS_CURRENT, _remove(text, comparative)
         return Comparison.NONE, text
     categorical = bool(_WHICH.search(text) or _YES_NO_START.search(text))
     if direction:

@@ -37,7 +37,14 @@ currently present presently today moment right latest recent recently
 q1 q2 q3 q4 h1 h2 by until till thru through so far date
 ones which one two both either neither among amongst expected anticipated projected
 going think guess reckon know like would be likely probably typical typically
-whats wont isnt priced district districts zone area shi qu
+whats wont isnt pricier dearer costlier affordable cheap expensive pricey terms term
+experience experiences experiencing stay stays remain remains unchanged same flat stable
+become becomes get gets getting reach reaches hit hits sell sells sold go goes going
+exceed exceeds exceeding above below under amount margin magnitude significant sharp
+forecasted figures figure number numbers rough roughly approximately about around
+help kindly could you tell let know looking look check find out answer question
+anticipate anticipated projection projections outlook predict predicted likely
+compare contrast difference differ between among versus goes_up goes_down priced district districts zone area shi qu
 """
 
 QUESTION_WORDS: frozenset[str] = frozenset(_WORDS.split())
