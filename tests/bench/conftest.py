@@ -55,7 +55,14 @@ def synthetic_frame(seed: int = 7) -> pd.DataFrame:
                 keep = rng.random() < (0.8 if month > REFERENCE else density)
                 if keep:
                     rows.append(
-                        (city, district, project, month.iso, round(price, 2), int(rng.integers(1, 40)))
+                        (
+                            city,
+                            district,
+                            project,
+                            month.iso,
+                            round(price, 2),
+                            int(rng.integers(1, 40)),
+                        )
                     )
     return pd.DataFrame(
         rows, columns=["city", "district", "project", "month", "avg_price", "units_sold"]
@@ -78,5 +85,5 @@ def bench_store(tmp_path_factory: pytest.TempPathFactory) -> BenchStore:
     frame = synthetic_frame()
     ingest_frame(frame, db, REFERENCE)
     out = root / "qa"
-    summary = build_dataset(db, out, BuildConfig(seed=0, test_size=128))
+    summary = build_dataset(db, out, BuildConfig(seed=0, test_size=96))
     return BenchStore(db=db, out=out, summary=summary, frame=frame)

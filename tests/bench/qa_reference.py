@@ -16,14 +16,18 @@ from foretab.bench.templates import TEMPLATES_BY_ID
 from foretab.months import Month
 from foretab.parse.plan import Aggregate, ChangeMeasure, Comparison, ProjectRef, Task
 
+PanelIndex = dict[ProjectRef, dict[Month, float]]
 
-def _observed(panel: pd.DataFrame, ref: ProjectRef) -> dict[Month, float]:
-    rows = panel[
-        (panel["city"] == ref.city)
-        & (panel["district"] == ref.district)
-        & (panel["project"] == ref.project)
-    ]
-    return {Month.parse(m): round(float(p), 2) for m, p in zip(rows["month"], rows["price"], strict=True)}
+
+def index_panel(panel: pd.DataFrame) -> PanelIndex:
+    """``panel`` (city, district, project, month, price) as rounded series per project."""
+    index: PanelIndex = {}
+    for city, district, project, month, price in panel[
+        ["city", "district", "project", "month", "price"]
+    ].itertuples(index=False):
+        ref = ProjectRef(str(city), str(district), str(project))
+        index.setdefault(ref, {})[Month.parse(month)] = round(float(price), 2)
+    return index
 
 
 def _mean(values: list[float]) -> float:
@@ -31,8 +35,8 @@ def _mean(values: list[float]) -> float:
     return float(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
-def reference_answer(item: QAItem, history: pd.DataFrame, future: pd.DataFrame) -> AnswerRows:
-    """The answer of ``item`` computed in Python from the history and future panels."""
+def reference_answer(item: QAItem, history: PanelIndex, future: PanelIndex) -> AnswerRows:
+    """The answer of ``item`` computed in Python from the indexed history and future panels."""
     template = TEMPLATES_BY_ID[item.template_id]
     reference = Month.parse(item.reference_month)
     months = [Month.parse(m) for m in item.months]
@@ -40,10 +44,10 @@ def reference_answer(item: QAItem, history: pd.DataFrame, future: pd.DataFrame) 
     targets: list[tuple[str, float, float]] = []  # (project, target, current)
     each: AnswerRows = []
     for ref in item.projects:
-        past = _observed(history, ref)
+        past = history[ref]
         recent = {m: v for m, v in past.items() if reference - 23 <= m <= reference}
         current = recent[max(recent)]
-        source = past if template.task is Task.HISTORY else _observed(future, ref)
+        source = past if template.task is Task.HISTORY else future[ref]
         values = [source[m] for m in months]
         if template.aggregate is Aggregate.MAX:
             target = max(values)

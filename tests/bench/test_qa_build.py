@@ -9,9 +9,9 @@ from pathlib import Path
 import duckdb
 import pytest
 import sqlglot
-from conftest import REFERENCE, BenchStore
-from qa_reference import reference_answer
+from qa_reference import index_panel, reference_answer
 
+from conftest import REFERENCE, BenchStore
 from foretab.bench.qa_build import SPLITS, BenchBuildError, BuildConfig, build_dataset
 from foretab.bench.qa_items import QAItem, read_items
 from foretab.bench.templates import TEMPLATES, TEMPLATES_BY_ID
@@ -63,13 +63,15 @@ def test_filters_hold_for_every_item(bench_store: BenchStore) -> None:
                 months = history[mine & (history["month"] >= first)]["month"]
                 assert months.nunique() >= 6, (item.id, ref)
                 source = history if item.task == Task.HISTORY else future
-                theirs = source[(source["project"] == ref.project) & (source["district"] == ref.district)]
+                theirs = source[
+                    (source["project"] == ref.project) & (source["district"] == ref.district)
+                ]
                 assert set(item.months) <= set(theirs["month"]), (item.id, ref, item.months)
             window = [Month.parse(m) for m in item.months]
             if item.task == Task.HISTORY:
                 assert window[-1] <= REFERENCE
             else:
-                assert REFERENCE < window[0] and window[-1] <= REFERENCE + 12
+                assert window[0] > REFERENCE and window[-1] <= REFERENCE + 12
 
 
 def test_no_duplicates(bench_store: BenchStore) -> None:
@@ -85,16 +87,19 @@ def test_no_duplicates(bench_store: BenchStore) -> None:
 def test_gold_sql_agrees_with_python_recomputation(bench_store: BenchStore) -> None:
     """Two independent paths: the builder's answer SQL and a Python reading of the panels."""
     with open_history(bench_store.db) as hist_store, open_future(bench_store.db) as fut_store:
-        history, future = hist_store.panel(), fut_store.panel()
+        hist_index, fut_index = index_panel(hist_store.panel()), index_panel(fut_store.panel())
     checked = Counter()
     for split_items in load(bench_store).values():
         for item in split_items:
-            expected = reference_answer(item, history, future)
+            expected = reference_answer(item, hist_index, fut_index)
             assert item.answer == expected, (item.id, item.question, item.answer, expected)
             checked[item.template_id] += 1
     assert set(checked) == set(TEMPLATES_BY_ID)
     answers = Counter(
-        str(i.answer) for items in load(bench_store).values() for i in items if i.task == "reasoning"
+        str(i.answer)
+        for items in load(bench_store).values()
+        for i in items
+        if i.task == "reasoning"
     )
     # The synthetic store has a flat project and sparse ones: both outcomes must occur.
     assert answers["[['No change']]"] >= 1
@@ -130,14 +135,16 @@ def test_gold_sql_runs_on_the_stores(bench_store: BenchStore, tmp_path: Path) ->
 
 
 def test_build_is_deterministic_and_seeded(bench_store: BenchStore, tmp_path: Path) -> None:
-    again = build_dataset(bench_store.db, tmp_path / "again", BuildConfig(seed=0, test_size=128))
-    other = build_dataset(bench_store.db, tmp_path / "other", BuildConfig(seed=1, test_size=128))
+    small = BuildConfig(seed=0, test_size=32)
+    one = build_dataset(bench_store.db, tmp_path / "one", small)
+    two = build_dataset(bench_store.db, tmp_path / "two", small)
+    other = build_dataset(bench_store.db, tmp_path / "other", BuildConfig(seed=1, test_size=32))
     for split in SPLITS:
-        assert (tmp_path / "again" / f"{split}.jsonl").read_text() == (
-            bench_store.out / f"{split}.jsonl"
+        assert (tmp_path / "one" / f"{split}.jsonl").read_text() == (
+            tmp_path / "two" / f"{split}.jsonl"
         ).read_text()
-    assert again.counts == bench_store.summary.counts
-    first = {p for i in read_items(bench_store.out / "test.jsonl") for p in i.projects}
+    assert one.counts == two.counts
+    first = {p for i in read_items(tmp_path / "one" / "test.jsonl") for p in i.projects}
     second = {p for i in read_items(tmp_path / "other" / "test.jsonl") for p in i.projects}
     assert first != second
     assert other.counts["test"] > 0

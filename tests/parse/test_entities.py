@@ -115,3 +115,36 @@ def test_parse_is_fast(corpus_index: EntityIndex) -> None:
             timings.append(time.perf_counter() - start)
     timings.sort()
     assert timings[len(timings) // 2] < 0.010  # p50 well under the 20 ms Engine.ask budget
+
+
+def test_typos_never_link_to_another_project(corpus_index: EntityIndex, corpus_entries) -> None:
+    """A dropped letter either links to the right project or raises; never a wrong link.
+
+    (A typo that spells another real project's full name is that project: skipped.)
+    """
+    exact = {normalize(e.project) for e in corpus_entries}
+    linked = 0
+    checked = 0
+    for number, entry in enumerate(corpus_entries[::5]):
+        name = entry.project
+        if len(name) < 8:
+            continue
+        cut = 1 + number % (len(name) - 2)
+        typo = name[:cut] + name[cut + 1 :]
+        if normalize(typo) in exact:
+            continue
+        checked += 1
+        question = f"What will {typo} in {entry.district}, {entry.city} cost next month?"
+        try:
+            projects = corpus_index.link(question).projects
+        except QuestionError:
+            continue
+        assert [(p.project, p.district) for p in projects] == [(name, entry.district)], question
+        linked += 1
+    assert linked >= 0.85 * checked
+
+
+def test_chinese_names_link(corpus_index: EntityIndex, corpus_entries) -> None:
+    entry = next(e for e in corpus_entries if e.project == "Vanke Zuoan")
+    linked = corpus_index.link(f"{entry.aliases[0]}下个月的价格是多少?")
+    assert [p.project for p in linked.projects] == ["Vanke Zuoan"]

@@ -228,3 +228,16 @@ def test_snapshot_notices_a_change(request, tmp_path, backend) -> None:
             with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
                 for db in (name, f"{name}_future"):
                     conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+
+
+def test_accepts_a_location_or_an_open_store(store, clean_cwd) -> None:
+    from foretab.store import open_history
+
+    with GuardedExecutor(store.location) as guard:
+        assert guard.execute(f"SELECT count(*) FROM {HISTORY_2021}").rows == ((24,),)
+    history = open_history(store.db)
+    try:
+        with GuardedExecutor(history) as guard:
+            assert guard.execute(f"SELECT count(*) FROM {HISTORY_2020}").rows == ((24,),)
+    finally:
+        history.close()

@@ -109,3 +109,28 @@ def test_the_future_store_is_not_visible(store) -> None:
             conn.rollback()
     assert FUTURE_2022 not in tables
     assert HISTORY_2021 in tables
+
+
+@pytest.mark.postgres
+def test_postgres_without_reader_grants_falls_back_read_only(pg_db, clean_cwd) -> None:
+    """A database the reader role was never granted: the URL's user, still read-only."""
+    import psycopg
+
+    admin_url = pg_db.rsplit("/", 1)[0] + "/postgres"
+    name = pg_db.rsplit("/", 1)[1]
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute(
+            "CREATE TABLE foretab_catalog (table_name TEXT, caption TEXT, city TEXT, "
+            "district TEXT, year INTEGER, rows INTEGER)"
+        )
+        conn.execute("CREATE TABLE t_2021 (price DOUBLE PRECISION)")
+        conn.execute("INSERT INTO foretab_catalog VALUES ('t_2021', 'T', 'C', 'D', 2021, 1)")
+        conn.execute("INSERT INTO t_2021 VALUES (1.5)")
+    with GuardedExecutor(pg_db) as guard:
+        assert guard.role == "postgres"
+        assert guard.execute("SELECT price FROM t_2021").rows == ((1.5,),)
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+            guard._conn.execute("CREATE TABLE evil (a INTEGER)")
+        guard._conn.rollback()

@@ -63,6 +63,13 @@ HOSTILE: list[tuple[str, str, str, str | None]] = [
     ("values", "VALUES (1)", "read-only", None),
     ("do-block", "DO $$ BEGIN DELETE FROM {t}; END $$", "parse-error", "read-only"),
     ("prepare", "PREPARE p AS DELETE FROM {t}", "read-only", None),
+    ("create-temp-table", "CREATE TEMP TABLE evil AS SELECT 1", "read-only", None),
+    ("create-view", "CREATE VIEW evil AS SELECT * FROM {t}", "read-only", None),
+    ("merge", "MERGE INTO {t} USING {t} s ON true WHEN MATCHED THEN DELETE", "read-only", None),
+    ("update-from", "UPDATE {t} SET price = 1 FROM {t} s", "read-only", None),
+    ("only-a-comment", "/* SELECT 1 */ -- nothing", "parse-error", None),
+    ("backslash-quote-trick", "SELECT '\\'; DROP TABLE {t}; --'", "single-statement", None),
+    ("declare-cursor", "DECLARE c CURSOR FOR SELECT * FROM {t}", "parse-error", "read-only"),
     # -- engine commands: attach, copy, pragma, settings, extensions, transactions
     ("attach-future", "ATTACH '{fut}' AS fut", "read-only", "parse-error"),
     ("attach-future-readonly", "ATTACH '{fut}' AS fut (READ_ONLY)", "read-only", "parse-error"),
@@ -91,6 +98,14 @@ HOSTILE: list[tuple[str, str, str, str | None]] = [
     ("begin", "BEGIN TRANSACTION", "read-only", None),
     ("commit", "COMMIT", "read-only", None),
     ("rollback", "ROLLBACK", "read-only", None),
+    ("create-secret", "CREATE SECRET s (TYPE S3, KEY_ID 'x', SECRET 'y')", "read-only", None),
+    ("set-variable", "SET VARIABLE x = 1", "read-only", None),
+    ("alter-system", "ALTER SYSTEM SET work_mem = '1GB'", "read-only", None),
+    ("create-extension", "CREATE EXTENSION dblink", "read-only", None),
+    ("load-shared-object", "LOAD 'evil.so'", "read-only", None),
+    ("call-dbgen", "CALL dbgen(sf = 1)", "read-only", None),
+    ("force-checkpoint", "FORCE CHECKPOINT", "read-only", None),
+    ("show-all", "SHOW ALL", "parse-error", "read-only"),
     # -- table functions and files as tables
     ("read-csv", "SELECT * FROM read_csv('/etc/passwd')", "table-function", None),
     ("read-csv-case-trick", "sElEcT * fRoM ReAd_CsV('/etc/passwd')", "table-function", None),
@@ -136,6 +151,15 @@ HOSTILE: list[tuple[str, str, str, str | None]] = [
         "table-function",
         None,
     ),
+    ("pragma-table-info", "SELECT * FROM pragma_table_info('{t}')", "table-function", None),
+    ("duckdb-secrets", "SELECT * FROM duckdb_secrets()", "table-function", None),
+    (
+        "lateral-generate-series",
+        "SELECT * FROM {t} CROSS JOIN LATERAL generate_series(1, 10) g",
+        "table-function",
+        None,
+    ),
+    ("s3-url-as-table", "SELECT * FROM 's3://bucket/x.parquet'", "file-path", None),
     ("string-path-as-table", "SELECT * FROM '/etc/passwd'", "file-path", None),
     ("future-file-as-table", "SELECT * FROM '{fut}'", "file-path", "unknown-table"),
     ("future-file-quoted-ident", 'SELECT * FROM "{fut}"', "file-path", "unknown-table"),
@@ -179,6 +203,11 @@ HOSTILE: list[tuple[str, str, str, str | None]] = [
         None,
     ),
     ("serialized-sql", "SELECT json_execute_serialized_sql('{{}}')", "forbidden-function", None),
+    ("getvariable", "SELECT getvariable('x')", "forbidden-function", None),
+    ("txid-current", "SELECT txid_current()", "forbidden-function", None),
+    ("advisory-lock", "SELECT pg_advisory_lock(1)", "forbidden-function", None),
+    ("reload-conf", "SELECT pg_reload_conf()", "forbidden-function", None),
+    ("sleep-in-scalar-subquery", "SELECT (SELECT pg_sleep(5))", "forbidden-function", None),
     # -- names outside the store: system catalogs, the future store, non-catalog tables
     ("information-schema", "SELECT * FROM information_schema.tables", "qualified-name", None),
     (
@@ -192,6 +221,11 @@ HOSTILE: list[tuple[str, str, str, str | None]] = [
     ("future-by-database-name", "SELECT * FROM corpus_future.public.{f}", "qualified-name", None),
     ("system-schema", "SELECT * FROM system.main.duckdb_settings", "qualified-name", None),
     ("temp-schema", "SELECT * FROM temp.{t}", "qualified-name", None),
+    ("history-by-catalog-name", "SELECT * FROM corpus.main.{t}", "qualified-name", None),
+    ("pg-shadow", "SELECT usename, passwd FROM pg_shadow", "unknown-table", None),
+    ("pg-stat-activity", "SELECT * FROM pg_stat_activity", "unknown-table", None),
+    ("meta-in-default-schema", "SELECT * FROM main.foretab_meta", "unknown-table", None),
+    ("table-statement-meta", "TABLE foretab_meta", "unknown-table", None),
     ("future-table-by-name", "SELECT * FROM {f}", "unknown-table", None),
     ("future-table-in-subquery", "SELECT (SELECT count(*) FROM {f}) AS n", "unknown-table", None),
     (
@@ -311,3 +345,10 @@ def test_huge_result_is_truncated(store, clean_cwd) -> None:
     assert endless.truncated
     assert len(endless.rows) == 10_000
     assert store.snapshot() == before
+
+
+def test_deeply_nested_statement_is_refused(store, clean_cwd) -> None:
+    statement = "SELECT " + "(" * 5000 + "1" + ")" * 5000
+    with GuardedExecutor(store.db) as guard, pytest.raises(GuardError) as caught:
+        guard.execute(statement)
+    assert caught.value.rule == "parse-error"

@@ -385,37 +385,32 @@ def _gold_item(conn: duckdb.DuckDBPyConnection, corpus: _Corpus, draft: _Draft) 
     reference = corpus.reference
     sides = {"history": corpus.history_tables, "future": corpus.future_tables}
     hist_first = reference - (HISTORY_WINDOW - 1)
-    hist_keys = [
-        (city, district, y)
-        for y in range(hist_first.year, reference.year + 1)
-        if (city, district, y) in sides["history"]
-    ]
-    hist_tables = [sides["history"][k][0] for k in hist_keys]
-    captions = tuple(sides["history"][k][1] for k in hist_keys)
+    hist_tables = _tables(sides["history"], city, district, hist_first, reference)
     target_side = "history" if template.task is Task.HISTORY else "future"
-    target_tables = [
-        sides[target_side][(city, district, y)][0]
-        for y in range(window.first.year, window.last.year + 1)
-        if (city, district, y) in sides[target_side]
-    ]
+    target_tables = _tables(sides[target_side], city, district, window.first, window.last)
     if not hist_tables or not target_tables:
         return None
-    h_sql = history_sql(hist_tables, names, hist_first, reference)
-    f_sql = (
-        ""
-        if template.task is Task.HISTORY
-        else future_sql(target_tables, names, window.first, window.last)
-    )
+    if template.task is Task.HISTORY:
+        # A history question needs only its own window: those tables are its golden ones
+        # (what a retriever should find), and its golden history query reads just them.
+        golden = target_tables
+        h_sql = history_sql([t for t, _ in golden], names, window.first, window.last)
+        f_sql = ""
+    else:
+        # Forecasting needs the whole lookback (R-23..R), as in the paper's fixed two tables.
+        golden = hist_tables
+        h_sql = history_sql([t for t, _ in golden], names, hist_first, reference)
+        f_sql = future_sql([t for t, _ in target_tables], names, window.first, window.last)
     a_sql = answer_sql(
         task=template.task,
         aggregate=template.aggregate,
         comparison=template.comparison,
         measure=template.measure,
         projects=names,
-        history_tables=hist_tables,
+        history_tables=[t for t, _ in hist_tables],
         history_first=hist_first,
         reference=reference,
-        target_tables=target_tables,
+        target_tables=[t for t, _ in target_tables],
         window_first=window.first,
         window_last=window.last,
     )
@@ -447,14 +442,29 @@ def _gold_item(conn: duckdb.DuckDBPyConnection, corpus: _Corpus, draft: _Draft) 
         history_sql=h_sql,
         future_sql=f_sql,
         answer_sql=a_sql,
-        table_captions=captions,
-        tables=tuple(hist_tables),
+        table_captions=tuple(c for _, c in golden),
+        tables=tuple(t for t, _ in golden),
         expression=window.expression,
         aggregate=template.aggregate.value,
         comparison=template.comparison.value,
         measure=template.measure.value,
         reference_month=reference.iso,
     )
+
+
+def _tables(
+    side: dict[tuple[str, str, int], tuple[str, str]],
+    city: str,
+    district: str,
+    first: Month,
+    last: Month,
+) -> list[tuple[str, str]]:
+    """(table name, caption) of the district's year tables covering ``first..last``."""
+    return [
+        side[(city, district, year)]
+        for year in range(first.year, last.year + 1)
+        if (city, district, year) in side
+    ]
 
 
 def _rows_to_answer(rows: list[tuple[object, ...]]) -> AnswerRows:

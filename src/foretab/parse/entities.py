@@ -90,6 +90,7 @@ def _place_keys(name: str, aliases: Iterable[str]) -> set[str]:
             if key.endswith(" " + suffix):
                 keys.add(key[: -len(suffix) - 1])
     keys |= {normalize(alias) for alias in aliases if alias and not has_cjk(alias)}
+    keys |= {key.replace("high tech", "hi tech") for key in keys if "high tech" in key}
     return {key for key in keys if key}
 
 
@@ -147,8 +148,14 @@ class EntityIndex:
         for key in [*self._project_keys, *self._place_keys]:
             words = key.split(" ")
             self._prefixes.update(" ".join(words[:n]) for n in range(1, len(words) + 1))
+        # "Bao an" / "Jiang ning": places also match with their spaces removed.
+        self._place_compact = {
+            key.replace(" ", ""): value for key, value in self._place_keys.items() if " " not in key
+        }
         self._compact_prefixes = {
-            key[:n] for key in self._compact_keys for n in range(1, len(key) + 1)
+            key[:n]
+            for key in [*self._compact_keys, *self._place_compact]
+            for n in range(1, len(key) + 1)
         }
         self._scopes: dict[tuple[int, ...], _Scope] = {}
 
@@ -173,6 +180,8 @@ class EntityIndex:
                 if pids is None and length > 1 and compact_open:
                     pids = self._compact_keys.get(compact)
                 places = self._place_keys.get(key) if spaced_open else None
+                if places is None and length > 1 and compact_open:
+                    places = self._place_compact.get(compact)
                 if pids is None and places is None:
                     continue
                 if length == 1 and key in QUESTION_WORDS and places is None:
@@ -266,13 +275,38 @@ class EntityIndex:
 
         spans = [(m.start, m.end) for m in mentions]
         resolved: list[tuple[int, int]] = []  # (position, project id)
+        # A name that exists only outside the named places may be a piece of a longer,
+        # misspelt name in scope: let the fuzzy stage read it before reporting it.
+        deferred: list[tuple[Mention, UnknownEntityError]] = []
+        resolved_mentions: list[Mention] = []
         for mention in project_mentions:
-            resolved.append((mention.start, self._pick(mention, scope_ids, city_names, place_set)))
-        taken = [*spans, *ignore]
-        for start, end, text, name_like in self._leftovers(question, taken):
-            pid = self._fuzzy(
-                text, question[start:end], name_like, scope_ids, city_names, place_set
-            )
+            try:
+                pid = self._pick(mention, scope_ids, city_names, place_set)
+            except UnknownEntityError as error:
+                deferred.append((mention, error))
+                continue
+            resolved.append((mention.start, pid))
+            resolved_mentions.append(mention)
+        deferred_spans = {(m.start, m.end) for m, _ in deferred}
+        taken = [*(span for span in spans if span not in deferred_spans), *ignore]
+        keys = self._scope(scope_ids).keys
+        exact = [(m, pid) for m, (_, pid) in zip(resolved_mentions, resolved, strict=True)]
+        for start, end, text, name_like in self._leftovers(question, taken, keys):
+            self._check_extension(question, start, end, exact, scope_ids)
+            errors = [e for m, e in deferred if start <= m.start and m.end <= end]
+            try:
+                pid = self._fuzzy(
+                    text,
+                    question[start:end],
+                    name_like or bool(errors),
+                    scope_ids,
+                    city_names,
+                    place_set,
+                )
+            except UnknownEntityError:
+                if errors:
+                    raise errors[0] from None
+                raise
             if pid is not None:
                 resolved.append((start, pid))
                 spans.append((start, end))
@@ -293,6 +327,41 @@ class EntityIndex:
             tuple(place_set),
             tuple(sorted(spans)),
         )
+
+    def _check_extension(
+        self,
+        question: str,
+        start: int,
+        end: int,
+        exact: Sequence[tuple[Mention, int]],
+        scope_ids: list[int] | None,
+    ) -> None:
+        """Refuse an exact name that runs straight into unknown words spelling another one.
+
+        "He Jinhua Chen yuejign" holds the project "He Jinhua Chen" but reads as a typo of
+        "He Jinhua Chen Yuejing": ask rather than pick.
+        """
+        for mention, pid in exact:
+            touching = mention.end <= start and not question[mention.end : start].strip()
+            touching = touching or (
+                end <= mention.start and not question[end : mention.start].strip()
+            )
+            if not touching:
+                continue
+            joined = normalize(question[min(start, mention.start) : max(end, mention.end)])
+            hit = process.extractOne(
+                joined, self._scope(scope_ids).keys, scorer=fuzz.WRatio, score_cutoff=_FUZZY_ACCEPT
+            )
+            if hit is None:
+                continue
+            other = self._scope(scope_ids).ids[hit[2]]
+            if other != pid and self._normal_names[other] != self._normal_names[pid]:
+                options = [self._label(pid), self._label(other)]
+                raise AmbiguousEntityError(
+                    f"'{question[min(start, mention.start) : max(end, mention.end)]}' could be "
+                    f"{' or '.join(options)}; use the full project name",
+                    suggestions=options,
+                )
 
     def _scope_ids(
         self, city_names: Sequence[str], places: Sequence[tuple[str, str]]
@@ -344,26 +413,45 @@ class EntityIndex:
         return ids[0]
 
     def _leftovers(
-        self, question: str, taken: Sequence[tuple[int, int]]
+        self, question: str, taken: Sequence[tuple[int, int]], keys: Sequence[str]
     ) -> list[tuple[int, int, str, bool]]:
-        """Runs of words that are neither entities, time, nor question vocabulary."""
-        runs: list[list[Token]] = []
-        current: list[Token] = []
+        """Runs of words that are neither entities, time, nor question vocabulary.
+
+        Two runs separated only by one or two question words ("Zhujiang Yicheng I Yue
+        Garden", where "i" is a question word) are also offered joined, and the joined run
+        wins when it matches a name at least as well as its parts.
+        """
+        tokens = tokenize(question)
+        runs: list[tuple[int, int]] = []  # token index ranges [first, last]
+        first = -1
         previous_end = 0
-        for token in tokenize(question):
+        inside_at: set[int] = set()
+        for position, token in enumerate(tokens):
             inside = any(start <= token.start and token.end <= end for start, end in taken)
+            if inside:
+                inside_at.add(position)
             stop = inside or token.text in QUESTION_WORDS
-            gap = question[previous_end : token.start]
-            if current and (stop or _BREAK.search(gap)):
-                runs.append(current)
-                current = []
-            if not stop:
-                current.append(token)
+            hard = inside or bool(_BREAK.search(question[previous_end : token.start]))
+            if first >= 0 and (stop or hard):
+                runs.append((first, position - 1))
+                first = -1
+            if not stop and first < 0:
+                first = position
             previous_end = token.end
-        if current:
-            runs.append(current)
+        if first >= 0:
+            runs.append((first, len(tokens) - 1))
+        merged: list[tuple[int, int]] = []
+        for start, end in runs:
+            joinable = (
+                not inside_at.intersection(range(merged[-1][1] + 1, start)) if merged else False
+            )
+            if joinable and self._joinable(tokens, question, merged[-1], (start, end), keys):
+                merged[-1] = (merged[-1][0], end)
+            else:
+                merged.append((start, end))
         leftovers = []
-        for run in runs:
+        for start, end in merged:
+            run = tokens[start : end + 1]
             text = " ".join(t.text for t in run)
             if len(text.replace(" ", "")) < 3 or all(t.text.isdigit() for t in run):
                 continue
@@ -371,6 +459,27 @@ class EntityIndex:
             name_like = any(t.capitalized and t.start > 0 for t in run)
             leftovers.append((run[0].start, run[-1].end, text, name_like))
         return leftovers
+
+    def _joinable(
+        self,
+        tokens: Sequence[Token],
+        question: str,
+        left: tuple[int, int],
+        right: tuple[int, int],
+        keys: Sequence[str],
+    ) -> bool:
+        gap = tokens[left[1] + 1 : right[0]]
+        if not 1 <= len(gap) <= 2:
+            return False
+        if _BREAK.search(question[tokens[left[1]].end : tokens[right[0]].start]):
+            return False
+        parts = [" ".join(t.text for t in tokens[a : b + 1]) for a, b in (left, right)]
+        joined = " ".join(t.text for t in tokens[left[0] : right[1] + 1])
+        best_joined = process.extractOne(joined, keys, scorer=fuzz.WRatio)
+        if best_joined is None or best_joined[1] < _FUZZY_ACCEPT:
+            return False
+        best_parts = [process.extractOne(part, keys, scorer=fuzz.WRatio) for part in parts]
+        return all(hit is None or best_joined[1] >= hit[1] for hit in best_parts)
 
     def _scope(self, scope_ids: list[int] | None) -> _Scope:
         key = tuple(scope_ids) if scope_ids is not None else (-1,)
@@ -398,7 +507,7 @@ class EntityIndex:
         ranked = [(score, scope.ids[index]) for _, score, index in hits]
         # A fragment much shorter than the name ("City" in "Shentie Jing City") is a
         # suggestion at most, never a link.
-        accept = [(s, p) for s, p in ranked if len(text) >= 0.5 * len(self._normal_names[p])]
+        accept = [(s, p) for s, p in ranked if len(text) >= 0.6 * len(self._normal_names[p])]
         if accept and accept[0][0] >= _FUZZY_ACCEPT:
             ranked = accept
             best_score, best = ranked[0]
@@ -419,8 +528,10 @@ class EntityIndex:
                     suggestions=options,
                 )
             return best
-        if not name_like:
-            return None  # ordinary words we do not know; not a name
+        if not name_like or (" " not in text and len(text) <= 4):
+            # Ordinary words, or a lone short acronym ("SIP", "CBD"), are not names; a
+            # question left with no project at all still fails in ``resolve``.
+            return None
         hits = process.extract(text, scope.keys, scorer=fuzz.WRatio, limit=3)
         ranked = [(score, scope.ids[index]) for _, score, index in hits]
         where = self._where(city_names, places)

@@ -32,13 +32,22 @@ _CURRENT = (
 _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), replacement)
     for pattern, replacement in (
-        (rf"\b(?:higher|above)\s+(?:[\w']+\s+){{0,2}}than\s+{_CURRENT}\b", " goes_up "),
-        (rf"\b(?:lower|below)\s+(?:[\w']+\s+){{0,2}}than\s+{_CURRENT}\b", " goes_down "),
-        (rf"\b(?:exceed|exceeds|above|over)\s+{_CURRENT}\b", " goes_up "),
         (r"\b(?:more|most)\s+expensive\b", " pricier "),
         (r"\b(?:less|least)\s+expensive\b", " cheaper "),
         (r"\bmore\s+affordable\b", " cheaper "),
         (r"\bmost\s+affordable\b", " cheapest "),
+        (rf"\b(?:higher|above|pricier|dearer|costlier)\s+(?:[\w']+\s+){{0,3}}than\s+"
+         rf"(?:(?:it|they)\s+(?:is|are)\s+)?{_CURRENT}\b", " goes_up "),
+        (rf"\b(?:lower|below|cheaper)\s+(?:[\w']+\s+){{0,3}}than\s+"
+         rf"(?:(?:it|they)\s+(?:is|are)\s+)?{_CURRENT}\b", " goes_down "),
+        (rf"\b(?:exceed|exceeds|above|over)\s+{_CURRENT}\b", " goes_up "),
+        (rf"\bmore\s+(?:[\w']+\s+){{0,3}}than\s+(?:(?:it|they)\s+(?:is|are)\s+)?{_CURRENT}\b",
+         " goes_up "),
+        (rf"\bless\s+(?:[\w']+\s+){{0,3}}than\s+(?:(?:it|they)\s+(?:is|are)\s+)?{_CURRENT}\b",
+         " goes_down "),
+        (r"\bworth\s+more\b", " goes_up "),
+        (r"\bworth\s+less\b", " goes_down "),
+        (rf"\bbelow\s+{_CURRENT}\b", " goes_down "),
         (r"\b(?:go|goes|going|went|move|moves)\s+up\b", " goes_up "),
         (r"\b(?:go|goes|going|went|move|moves)\s+down\b", " goes_down "),
         # "what will the price rise to" asks for a price, not a direction

@@ -17,7 +17,7 @@ _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # Greek capitals that stand in for Latin ones in romanised names ("MOMA" as "Μ Ο Μ A").
-_LOOKALIKES = str.maketrans("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX")
+_LOOKALIKES = str.maketrans("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαβεικμορτυχ", "ABEZHIKMNOPTYXabeikmoptyx")
 
 
 @dataclass(frozen=True, slots=True)

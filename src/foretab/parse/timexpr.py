@@ -325,7 +325,7 @@ class TimeMatch:
 def find_time_match(question: str, reference: Month) -> TimeMatch:
     """Like ``find_time_expression`` but also returns where in the question it was found."""
     past = bool(_PAST_TENSE.search(question))
-    found: list[tuple[bool, int, int, int, Span]] = []
+    found: list[tuple[bool, bool, int, int, int, Span]] = []
     for rule in _RULES:
         for match in rule.pattern.finditer(question):
             try:
@@ -334,9 +334,9 @@ def find_time_match(question: str, reference: Month) -> TimeMatch:
                 continue
             if span[1] < span[0]:
                 continue
-            found.append(
-                (rule.weak, -(match.end() - match.start()), match.start(), match.end(), span)
-            )
+            backward = span[1] <= reference
+            length = match.end() - match.start()
+            found.append((rule.weak, backward, -length, match.start(), match.end(), span))
     if not found:
         raise QuestionError(
             f"no time expression found in {question!r}; say which months you mean",
@@ -348,8 +348,17 @@ def find_time_match(question: str, reference: Month) -> TimeMatch:
                 "last month",
             ),
         )
-    # Strong before weak ("now" is the comparison baseline), then longest, then first.
-    _, _, start, end, (first, last) = min(found, key=lambda item: item[:3])
+    # A match inside a longer one is part of it ("in January" in "in January 2020").
+    found = [
+        item
+        for item in found
+        if not any(
+            other[3] < item[4] and item[3] < other[4] and -other[2] > -item[2] for other in found
+        )
+    ]
+    # Strong before weak ("now" is the comparison baseline); then a future window before a
+    # past one ("compared with last month, will it rise next month?"); then longest, first.
+    *_, start, end, (first, last) = min(found, key=lambda item: item[:4])
     expression = question[start:end].strip()
     return TimeMatch(TimeWindow(first, last, expression), start, end)
 

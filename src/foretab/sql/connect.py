@@ -50,7 +50,10 @@ class HistoryTarget:
 
 
 def resolve_target(location: str | LocationLike) -> HistoryTarget:
-    """``--db`` string or a ``StoreLocation`` -> the history store to open."""
+    """``--db`` string, a ``StoreLocation`` or a store with ``.location`` -> the history store."""
+    inner = getattr(location, "location", None)
+    if inner is not None and not isinstance(location, str):
+        location = inner
     if isinstance(location, str):
         if location.startswith(("postgresql://", "postgres://")):
             return HistoryTarget("postgresql", location)

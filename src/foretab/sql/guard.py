@@ -164,7 +164,14 @@ class GuardedExecutor:
             statement = sql.copy()
         else:
             raise GuardError("parse-error", f"expected SQL text or a sqlglot AST, got {type(sql)}")
-        query = check_query(statement, self.allowed_tables)
+        try:
+            query = check_query(statement, self.allowed_tables)
+            # Generating once here surfaces generator failures as refusals, not crashes.
+            query.sql(dialect=self.dialect)
+        except RecursionError:
+            raise GuardError(
+                "parse-error", "the statement is nested too deeply to check; simplify it"
+            ) from None
         for node in query.find_all(exp.Placeholder):
             if node.this not in (None, ""):
                 raise QueryError(

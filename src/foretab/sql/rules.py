@@ -181,7 +181,12 @@ def parse_single(sql: str, dialect: str) -> exp.Expression:
     _log.setLevel(logging.ERROR)
     try:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
-    except SqlglotError as error:
+    except RecursionError:
+        raise GuardError(
+            "parse-error", "the statement is nested too deeply to check; simplify it"
+        ) from None
+    except (SqlglotError, ValueError, LookupError, TypeError, AttributeError) as error:
+        # sqlglot raises more than ParseError on odd input (e.g. IndexError on "SHOW ALL").
         first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise GuardError(
             "parse-error",

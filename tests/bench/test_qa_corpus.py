@@ -1,0 +1,39 @@
+"""The builder on the real corpus (slow): size, filters and the two-paths check."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from qa_reference import index_panel, reference_answer
+
+from foretab.bench.qa_build import SPLITS, BuildConfig, build_dataset
+from foretab.bench.qa_items import read_items
+from foretab.bench.templates import TEMPLATES_BY_ID
+from foretab.months import Month
+from foretab.store import open_future, open_history
+from foretab.store.ingest import ingest_path
+
+pytestmark = pytest.mark.slow
+
+
+def test_real_corpus_dataset(shared_data: Path, tmp_path: Path) -> None:
+    db = str(tmp_path / "corpus.duckdb")
+    ingest_path(shared_data / "realestate" / "project_prices.csv.gz", db, Month(2021, 12))
+    summary = build_dataset(db, tmp_path / "qa", BuildConfig(seed=0, test_size=160))
+    manifest = json.loads((tmp_path / "qa" / "manifest.json").read_text())
+    assert len(manifest["time_expressions"]) >= 98
+    # Every template is filled in every split on the real corpus.
+    for template_id, counts in manifest["counts"]["template"].items():
+        assert all(counts[s] > 0 for s in SPLITS), (template_id, counts)
+    assert summary.counts["test"] >= 150
+    # 6:2:2 over the projects that pass the filter.
+    total = sum(summary.projects.values())
+    assert summary.projects["test"] == pytest.approx(0.2 * total, abs=2)
+    with open_history(db) as hist_store, open_future(db) as fut_store:
+        hist_index, fut_index = index_panel(hist_store.panel()), index_panel(fut_store.panel())
+    items = [i for s in SPLITS for i in read_items(tmp_path / "qa" / f"{s}.jsonl")]
+    for item in items:
+        assert item.answer == reference_answer(item, hist_index, fut_index), item.id
+    assert {i.template_id for i in items} == set(TEMPLATES_BY_ID)

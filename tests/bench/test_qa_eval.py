@@ -1,0 +1,194 @@
+"""The evaluator with scripted fake engines, the report, and the CLI commands."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import BenchStore
+from foretab.bench import qa_eval
+from foretab.bench.qa_eval import ABLATIONS, BenchRunError, ablation_spec, run_benchmark
+from foretab.bench.qa_items import QAItem, read_items
+from foretab.bench.qa_report import load_runs, render_markdown, write_report
+from foretab.cli.main import _register, app
+from foretab.errors import QuestionError
+
+
+@dataclass(frozen=True)
+class FakeTrace:
+    tables: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FakeAnswer:
+    answer: list[list[str | float]]
+    trace: FakeTrace
+
+
+@dataclass
+class GoldEngine:
+    """Answers with the gold answer, except where told to fail or to be wrong."""
+
+    items: dict[str, QAItem]
+    fail: set[str] = field(default_factory=set)
+    wrong: set[str] = field(default_factory=set)
+    calls: list[tuple[str, tuple[str, ...] | None, str | None]] = field(default_factory=list)
+
+    def ask(
+        self,
+        question: str,
+        *,
+        tables: Sequence[str] | None = None,
+        history_sql: str | None = None,
+    ) -> FakeAnswer:
+        self.calls.append((question, tuple(tables) if tables else None, history_sql))
+        item = self.items[question]
+        if item.id in self.fail:
+            raise QuestionError(f"cannot parse {question!r}")
+        answer = item.answer
+        if item.id in self.wrong:
+            answer = [[r[0] + 1.0 if isinstance(r[0], float) else "Nobody"] for r in answer]
+        return FakeAnswer(answer, FakeTrace(item.tables))
+
+
+@pytest.fixture
+def test_items(bench_store: BenchStore) -> list[QAItem]:
+    return read_items(bench_store.out / "test.jsonl")
+
+
+def test_perfect_engine_scores_perfectly(test_items: list[QAItem]) -> None:
+    engine = GoldEngine({i.question: i for i in test_items})
+    data = run_benchmark(engine, test_items, ablation="gh-gf").to_dict()
+    assert data["questions"] == len(test_items)
+    assert data["forecasting"]["mae"] == 0.0
+    assert data["forecasting"]["valid_completion_rate"] == 100.0
+    assert data["reasoning"]["accuracy"] == 100.0
+    assert data["reasoning"]["f1"] == 100.0
+    assert data["retrieval"]["f1"] == 100.0
+    assert data["errors"]["total"] == 0
+    assert all(row["accuracy"] == 100.0 for row in data["per_template"].values())
+    assert data["latency_ms"]["p50"] is not None
+    json.dumps(data)  # the --json file is plain JSON
+
+
+def test_errors_and_wrong_answers_are_scored_never_raised(test_items: list[QAItem]) -> None:
+    reasoning = [i for i in test_items if i.task == "reasoning"]
+    forecast = [i for i in test_items if i.task == "forecast"]
+    fail = {reasoning[0].id, forecast[0].id}
+    wrong = {reasoning[1].id}
+    engine = GoldEngine({i.question: i for i in test_items}, fail=fail, wrong=wrong)
+    result = run_benchmark(engine, test_items, ablation="none")
+    data = result.to_dict()
+    assert data["errors"] == {"total": 2, "by_type": {"QuestionError": 2}}
+    n_reasoning = len(reasoning)
+    assert data["reasoning"]["accuracy"] == pytest.approx(100.0 * (n_reasoning - 2) / n_reasoning)
+    assert data["reasoning"]["precision"] < 100.0
+    assert data["forecasting"]["valid_completion_rate"] == pytest.approx(
+        100.0 * (len(forecast) - 1) / len(forecast)
+    )
+    assert data["forecasting"]["mae"] == 0.0  # the failed one has no matched items
+    failed = next(r for r in result.results if r.item.id == forecast[0].id)
+    assert failed.error and failed.error.startswith("QuestionError") and not failed.correct
+
+
+@pytest.mark.parametrize("ablation", list(ABLATIONS))
+def test_ablations_pass_the_golden_inputs(test_items: list[QAItem], ablation: str) -> None:
+    engine = GoldEngine({i.question: i for i in test_items})
+    run_benchmark(engine, test_items[:5], ablation=ablation)
+    spec = ablation_spec(ablation)
+    for (question, tables, history_sql), item in zip(engine.calls, test_items[:5], strict=True):
+        assert question == item.question
+        assert tables == (item.tables if spec.golden_tables else None)
+        assert history_sql == (item.history_sql if spec.golden_history else None)
+    assert (
+        spec.future
+        == {"none": "model", "gh-nf": "none", "gtc": "model", "gh-pf": "model", "gh-gf": "oracle"}[
+            ablation
+        ]
+    )
+
+
+def test_unknown_ablation_is_a_clear_error() -> None:
+    with pytest.raises(BenchRunError, match="gh-gf"):
+        ablation_spec("golden")
+
+
+def test_report_has_table_chart_and_weak_templates(
+    test_items: list[QAItem], tmp_path: Path
+) -> None:
+    items = {i.question: i for i in test_items}
+    reasoning = [i.id for i in test_items if i.task == "reasoning"]
+    runs = []
+    for ablation, wrong in (("gh-gf", set()), ("none", set(reasoning[::2]))):
+        data = run_benchmark(
+            GoldEngine(items, wrong=wrong), test_items, ablation=ablation
+        ).to_dict()
+        path = tmp_path / f"{ablation}.json"
+        path.write_text(json.dumps(data))
+        runs.append(path)
+    loaded = load_runs(runs)
+    assert [r["ablation"] for r in loaded] == ["gh-gf", "none"]  # paper order
+    md, png = write_report(loaded, tmp_path / "report.md")
+    text = md.read_text()
+    assert "| GH + GF |" in text and "| TimeFore-style pipeline |" in text
+    assert "![Reasoning accuracy and F1 per ablation](report.png)" in text
+    assert "Accuracy per template" in text and "**" in text
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert render_markdown(loaded).count("\n| R") >= 20
+
+
+def test_cli_build_run_and_report(
+    bench_store: BenchStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _register()
+    runner = CliRunner()
+    out = tmp_path / "qa"
+    built = runner.invoke(
+        app, ["bench", "build", "--db", bench_store.db, "--out", str(out), "--test-size", "32"]
+    )
+    assert built.exit_code == 0, built.output
+    assert (out / "manifest.json").exists() and (out / "test.jsonl").exists()
+    items = read_items(out / "test.jsonl")
+
+    def fake_engine(db: str, ablation: str, model: str | None) -> GoldEngine:
+        assert db == bench_store.db
+        return GoldEngine({i.question: i for i in items})
+
+    monkeypatch.setattr(qa_eval, "make_engine", fake_engine)
+    run_json = tmp_path / "run.json"
+    ran = runner.invoke(
+        app,
+        [
+            "bench", "run", "--db", bench_store.db, "--dataset", str(out / "test.jsonl"),
+            "--ablation", "gh-gf", "--json", str(run_json), "--report", str(tmp_path / "r.md"),
+            "--limit", "10", "--details", str(tmp_path / "d.jsonl"),
+        ],
+    )  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    data = json.loads(run_json.read_text())
+    assert data["questions"] == 10 and data["ablation"] == "gh-gf"
+    assert len((tmp_path / "d.jsonl").read_text().splitlines()) == 10
+    assert (tmp_path / "r.md").exists() and (tmp_path / "r.png").exists()
+    reported = runner.invoke(
+        app, ["bench", "report", str(run_json), "--out", str(tmp_path / "all.md")]
+    )
+    assert reported.exit_code == 0, reported.output
+    bad = runner.invoke(
+        app,
+        [
+            "bench",
+            "run",
+            "--db",
+            bench_store.db,
+            "--dataset",
+            str(tmp_path / "missing.jsonl"),
+            "--json",
+            str(run_json),
+        ],
+    )
+    assert bad.exit_code == 2 and "foretab bench build" in bad.output
