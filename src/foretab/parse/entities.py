@@ -307,6 +307,8 @@ class EntityIndex:
                 if errors:
                     raise errors[0] from None
                 raise
+            if pid is None and errors:
+                raise errors[0]
             if pid is not None:
                 resolved.append((start, pid))
                 spans.append((start, end))
