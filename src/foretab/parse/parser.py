@@ -87,7 +87,7 @@ _UP_COMPARATIVE = re.compile(r"\b(?:higher|pricier|dearer|costlier)\b")
 _DOWN_COMPARATIVE = re.compile(r"\b(?:lower|cheaper|smaller)\b")
 # "average price" names the measure; any other "average" asks for the mean.
 _MEAN = re.compile(
-    r"\bmean\b|\baverag(?:ed|es|ing)\b|\baverage\b.*\baverage\b"
+    r"\bmean\b|\baverag(?:ed|es|ing)\b"
     r"|\baverage\b(?!\s+(?:(?:transaction|sale|sales|selling|housing|house|home|unit"
     r"|listing|property|trading)\s+)?(?:prices?|price's|trend)\b)"
 )
@@ -102,7 +102,8 @@ _RELATIVE = re.compile(
 )
 # Words allowed between "bigger" and "increase" / between "rise" and "the most".
 _GAP_BEFORE = re.compile(
-    r"\s*(?:(?:the|a|an|percentage|percent|relative|significant|sharp|overall|monthly)\s+)*"
+    r"\s*(?:(?:the|a|an|percentage|percent|relative|significant|sharp|overall|monthly|rate"
+    r"|rates|pace|speed|of)\s+)*"
 )
 _GAP_AFTER = re.compile(r"\s*(?:(?:the|by|a|an|at|in|price|prices|its|their|value)\s+)*")
 _WHICH = re.compile(
