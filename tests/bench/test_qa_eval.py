@@ -135,7 +135,7 @@ def test_report_has_table_chart_and_weak_templates(
     assert [r["ablation"] for r in loaded] == ["gh-gf", "none"]  # paper order
     md, png = write_report(loaded, tmp_path / "report.md")
     text = md.read_text()
-    assert "| GH + GF |" in text and "| TimeFore-style pipeline |" in text
+    assert "| GH + GF |" in text and "| Full pipeline |" in text
     assert "![Reasoning accuracy and F1 per ablation](report.png)" in text
     assert "Accuracy per template" in text and "**" in text
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

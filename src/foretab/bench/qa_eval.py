@@ -57,7 +57,7 @@ class AblationSpec:
 
 
 ABLATIONS: dict[str, AblationSpec] = {
-    "none": AblationSpec("none", "model", False, False, "TimeFore-style pipeline"),
+    "none": AblationSpec("none", "model", False, False, "Full pipeline"),
     "gh-nf": AblationSpec("gh-nf", "none", False, True, "GH (NF)"),
     "gtc": AblationSpec("gtc", "model", True, False, "+GTC"),
     "gh-pf": AblationSpec("gh-pf", "model", False, True, "GH + PF"),

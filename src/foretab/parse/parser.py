@@ -105,6 +105,14 @@ _GAP_BEFORE = re.compile(
     r"\s*(?:(?:the|a|an|percentage|percent|relative|significant|sharp|overall|monthly|rate"
     r"|rates|pace|speed|of)\s+)*"
 )
+# "bigger price increase", "larger average price rise": the price words may sit between a
+# size word and the change, but not after "highest"/"higher", which name a price level
+# ("their highest price exceeds ...").
+_GAP_BEFORE_PRICE = re.compile(
+    r"\s*(?:(?:the|a|an|percentage|percent|relative|significant|sharp|overall|monthly|rate"
+    r"|rates|pace|speed|of|price|prices|average|value|home|housing|unit|in)\s+)*"
+)
+_LEVEL_WORDS = frozenset({"higher", "highest", "maximum", "max", "deeper", "deepest"})
 _GAP_AFTER = re.compile(r"\s*(?:(?:the|by|a|an|at|in|price|prices|its|their|value)\s+)*")
 _WHICH = re.compile(
     r"\bwhich\b|\bwhichever\b|\bwhose\b|\bwho\b|\bwhat\s+(?:project|community|development)\b"
@@ -167,7 +175,8 @@ def _near_most(text: str, cue: re.Match[str]) -> re.Match[str] | None:
     for most in _MOST.finditer(text):
         if most.end() <= cue.start():
             gap = text[most.end() : cue.start()]
-            if _GAP_BEFORE.fullmatch(gap):
+            gap_rule = _GAP_BEFORE if most.group() in _LEVEL_WORDS else _GAP_BEFORE_PRICE
+            if gap_rule.fullmatch(gap):
                 return most
         elif _GAP_AFTER.fullmatch(text[cue.end() : most.start()]):
             return most

@@ -124,6 +124,12 @@ def _next_n_months(m: re.Match[str], r: Month, _: bool) -> Span:
     return r + 1, r + _num(m.group("n"))
 
 
+def _months_from_now(m: re.Match[str], r: Month, _: bool) -> Span:
+    n = 1 if m.group("n").lower() in ("a", "one") else _num(m.group("n"))
+    target = r + (12 * n if m.group("unit").lower().startswith("year") else n)
+    return target, target
+
+
 def _past_n_months(m: re.Match[str], r: Month, _: bool) -> Span:
     return r - (_num(m.group("n")) - 1), r
 
@@ -236,6 +242,12 @@ _RULES: tuple[_Rule, ...] = (
     # forward, relative to R
     _rule(rf"{_NEXT}\s+month", _fixed(1, 1)),
     _rule(r"the\s+month\s+after\s+next", _fixed(2, 2)),
+    # "three months from now", "in 6 months' time", "a year from now": one month, R+N.
+    _rule(
+        rf"(?:in\s+)?(?P<n>{_NUM}|a|one)\s+(?P<unit>months?|years?)(?:\s+(?:from\s+now|from\s+today"
+        r"|later|ahead|hence)|'?s?\s+time)",
+        _months_from_now,
+    ),
     _rule(rf"{_NEXT}\s+(?P<n>{_NUM})\s+months?", _next_n_months),
     _rule(rf"{_NEXT}\s+half[\s-]+(?:a\s+)?year|{_NEXT}\s+six[\s-]+month\s+period", _fixed(1, 6)),
     _rule(rf"{_NEXT}\s+(?:calendar\s+)?quarter", _next_quarters),
@@ -304,7 +316,9 @@ _RULES: tuple[_Rule, ...] = (
     _rule(r"(?:the\s+)?(?:last|previous|past|prior)\s+quarter", _last_quarter),
     _rule(
         r"(?:the\s+)?(?:this|current|present)\s+month|now|right\s+now|currently|at\s+present"
-        r"|presently|today|at\s+the\s+moment|as\s+of\s+now",
+        r"|presently|today|at\s+the\s+moment|as\s+of\s+now|these\s+days"
+        # "the current average price" with no other time named: the price at R.
+        r"|(?:the\s+)?(?:current|latest|present)(?=\s+(?:average\s+|mean\s+|monthly\s+)?(?:price|prices|value))",
         _fixed(0, 0),
         weak=True,
     ),
