@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from foretab.months import Month
+from foretab.store.catalog import CatalogEntry
 from foretab.store.naming import caption, snake, table_name
 from foretab.store.validate import CleanCorpus
 
@@ -17,23 +18,11 @@ ALIAS_COLUMNS = {"project_zh": "project_zh", "city_zh": "city_zh", "district_zh"
 
 
 @dataclass(frozen=True, slots=True)
-class TableSpec:
-    """One price table to create."""
-
-    table_name: str
-    caption: str
-    city: str
-    district: str
-    year: int
-    rows: int
-
-
-@dataclass(frozen=True, slots=True)
 class SideLayout:
     """Everything one store (history or future) will hold."""
 
     rows: pd.DataFrame  # _table, project_name, month (YYYY-MM-01), price, units_sold, extras…
-    tables: tuple[TableSpec, ...]
+    tables: tuple[CatalogEntry, ...]
     projects: pd.DataFrame  # city, district, project, first_month, last_month, n_months, *_zh
     extra_columns: tuple[str, ...]  # SQL column names of the extras, in order
 
@@ -71,13 +60,13 @@ def _side(frame: pd.DataFrame, extras: tuple[str, ...]) -> SideLayout:
     names = extra_column_names(extras)
     year = frame["month"].str.slice(0, 4).astype(int)
     keys = pd.DataFrame({"city": frame["city"], "district": frame["district"], "year": year})
-    specs: list[TableSpec] = []
+    specs: list[CatalogEntry] = []
     table_of_row = pd.Series("", index=frame.index, dtype=object)
     for (city, district, yr), idx in keys.groupby(["city", "district", "year"]).groups.items():
         name = table_name(str(district), str(city), int(yr))
         table_of_row.loc[idx] = name
         specs.append(
-            TableSpec(
+            CatalogEntry(
                 name,
                 caption(str(district), str(city), int(yr)),
                 str(city),
