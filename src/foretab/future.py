@@ -70,18 +70,22 @@ class Oracle:
 
 
 class Model:
-    """Forecasts from the model persisted with the store (``foretab train``)."""
+    """Forecasts from the model persisted with the store (``foretab train``).
+
+    Training forecasts every project of the history store for R+1..R+12 from the same
+    history the engine reads, so answering is a lookup: no model runs per question.
+    """
 
     def __init__(self, store: HistoryStore, model: str | None) -> None:
         from foretab.forecast.store import load_store_forecaster
 
         self._forecaster = load_store_forecaster(store, model)
-        self.name = f"model:{self._forecaster.alias}"
+        self.name = f"model:{self._forecaster.model}"
 
     def values(
         self, history: Series, projects: Sequence[ProjectRef], months: Sequence[Month]
     ) -> dict[ProjectRef, dict[Month, float]]:
-        return self._forecaster.forecast_series(history, projects, months)
+        return self._forecaster.forecast(projects, months)
 
 
 def future_source(mode: str, db: str, store: HistoryStore, model: str | None) -> FutureSource:

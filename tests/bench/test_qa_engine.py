@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import BenchStore
-from foretab.bench.qa_eval import RunResult, make_engine, run_benchmark
+from foretab.bench.qa_eval import RunResult, make_engine, run_benchmark, run_parallel
 from foretab.bench.qa_items import read_items
 
 
@@ -52,3 +52,13 @@ def test_persistence_ablation_runs_and_is_worse(bench_store: BenchStore) -> None
     assert data["errors"]["total"] == 0
     assert data["forecasting"]["mae"] > 0
     assert data["reasoning"]["accuracy"] < 100.0
+
+
+def test_parallel_run_matches_the_sequential_one(
+    bench_store: BenchStore, oracle_run: RunResult
+) -> None:
+    items = [r.item for r in oracle_run.results]
+    parallel = run_parallel(bench_store.db, items, workers=2, ablation="gh-gf")
+    assert [r.item.id for r in parallel.results] == [i.id for i in items]
+    assert [r.predicted for r in parallel.results] == [r.predicted for r in oracle_run.results]
+    assert parallel.to_dict()["reasoning"] == oracle_run.to_dict()["reasoning"]

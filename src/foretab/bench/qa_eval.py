@@ -17,6 +17,7 @@ answer (reasoning), and is counted by error type.
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -97,7 +98,22 @@ def make_engine(db: str, ablation: str, model: str | None) -> EngineLike:
             f"The question engine is not available ({exc}); `foretab bench run` needs "
             "foretab.engine.Engine."
         ) from exc
-    return Engine(db, future=spec.future, model=model)  # type: ignore[no-any-return]
+    engine = Engine(db, future=spec.future, model=model)
+    # Load the future source now: a missing model would otherwise turn every forecast
+    # question of the run into an error instead of one clear message.
+    try:
+        _ = engine.future
+    except ForetabError:
+        engine.close()
+        raise
+    except Exception as exc:
+        engine.close()
+        raise BenchRunError(
+            f"The engine's future source ({spec.future!r}) cannot be loaded for {db}: {exc!r}. "
+            "For the model ablations train one first (see `foretab --help`), or run "
+            "--ablation gh-gf / gh-nf."
+        ) from exc
+    return engine
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +282,61 @@ def run_benchmark(
         model=model,
         dataset=dataset,
         results=tuple(results),
+        seconds=time.perf_counter() - started,
+        meta=dict(meta or {}),
+    )
+
+
+# Per-process engine of a parallel run (each worker builds its own: engines hold open
+# connections and indexes, which do not cross processes).
+_WORKER: dict[str, object] = {}
+
+
+def _worker_init(db: str, ablation: str, model: str | None) -> None:
+    _WORKER["engine"] = make_engine(db, ablation, model)
+    _WORKER["spec"] = ablation_spec(ablation)
+
+
+def _worker_eval(item: QAItem) -> ItemResult:
+    engine = _WORKER["engine"]
+    spec = _WORKER["spec"]
+    assert isinstance(spec, AblationSpec)
+    return evaluate_item(engine, item, spec)  # type: ignore[arg-type]
+
+
+def run_parallel(
+    db: str,
+    items: Sequence[QAItem],
+    *,
+    workers: int,
+    ablation: str = "none",
+    model: str | None = None,
+    dataset: str = "",
+    progress: Progress | None = None,
+    meta: dict[str, str] | None = None,
+) -> RunResult:
+    """Like ``run_benchmark`` with ``workers`` processes, each with its own real engine.
+
+    Latencies are still per question (measured inside the worker); ``seconds`` is the wall
+    time of the whole run.
+    """
+    spec = ablation_spec(ablation)
+    if workers < 1:
+        raise BenchRunError(f"--workers must be at least 1, got {workers}.")
+    started = time.perf_counter()
+    # spawn, not fork: a forked child would inherit DuckDB's threads and could deadlock.
+    context = multiprocessing.get_context("spawn")
+    by_id: dict[str, ItemResult] = {}
+    with context.Pool(workers, initializer=_worker_init, initargs=(db, ablation, model)) as pool:
+        for done, result in enumerate(pool.imap_unordered(_worker_eval, items, chunksize=8), 1):
+            by_id[result.item.id] = result
+            if progress is not None:
+                progress(done, len(items))
+    return RunResult(
+        ablation=spec.name,
+        model=model,
+        dataset=dataset,
+        results=tuple(by_id[item.id] for item in items),
         seconds=time.perf_counter() - started,
         meta=dict(meta or {}),
     )

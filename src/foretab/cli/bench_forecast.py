@@ -1,1 +1,159 @@
-"""Placeholder: commands are added by the module owner."""
+"""``foretab bench forecast|impute|corpus`` and ``foretab train``: thin wrappers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from foretab.bench.corpus_forecast import bench_corpus
+from foretab.bench.forecast_bench import BenchRow, bench_forecast, bench_impute
+from foretab.cli.main import app, bench_app
+from foretab.errors import ForetabError
+from foretab.forecast.store import STORE_DEFAULT_FORECASTER, train_store_forecaster
+
+console = Console(stderr=True)
+out = Console(width=110)
+
+
+def _fail(err: ForetabError) -> None:
+    console.print(f"[red]error:[/red] {err.message}")
+    for s in err.suggestions:
+        console.print(f"  try: {s}")
+    raise typer.Exit(1)
+
+
+def _table(title: str, rows: Sequence[BenchRow]) -> Table:
+    table = Table(title=title)
+    for col in ("model", "MSE", "MAE", "MRE", "series", "points", "fit s", "predict s"):
+        table.add_column(col, justify="left" if col == "model" else "right")
+    for r in rows:
+        name = f"{r.model} (default)" if r.default else r.model
+        table.add_row(
+            name,
+            f"{r.mse:.4g}",
+            f"{r.mae:,.2f}",
+            f"{r.mre:.4f}",
+            str(r.n_series),
+            str(r.n_points),
+            f"{r.fit_seconds:.1f}",
+            f"{r.predict_seconds:.2f}",
+        )
+    return table
+
+
+def _write(path: Path | None, rows: Sequence[BenchRow]) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps([r.to_dict() for r in rows], indent=2) + "\n")
+        console.print(f"wrote {path}")
+
+
+def _progress(name: str, stage: str) -> None:
+    console.print(f"[dim]{name}: {stage}[/dim]")
+
+
+@bench_app.command("forecast")
+def forecast_cmd(
+    train: Annotated[
+        Path, typer.Option(help="Training CSV (series_id, 24 history + 12 target months).")
+    ],
+    test: Annotated[Path, typer.Option(help="CSV to score, same format as --train.")],
+    val: Annotated[
+        Path | None, typer.Option(help="Validation CSV: model selection / early stopping only.")
+    ] = None,
+    model: Annotated[str, typer.Option(help="A forecaster name, a comma list, or 'all'.")] = "all",
+    seed: Annotated[int, typer.Option(help="Random seed for every model.")] = 0,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the scores as a JSON list here.")
+    ] = None,
+) -> None:
+    """Fit forecasters on --train and score 12-month forecasts on --test."""
+    try:
+        result = bench_forecast(train, test, val, model, seed, _progress)
+    except ForetabError as err:
+        _fail(err)
+        return
+    out.print(_table(f"Forecasting: {test.name}", result.rows))
+    if result.default_predict_3000_s is not None:
+        out.print(
+            f"default model: 12-month forecasts for 3,000 series in "
+            f"{result.default_predict_3000_s:.2f} s after fitting"
+        )
+    _write(json_out, result.rows)
+
+
+@bench_app.command("impute")
+def impute_cmd(
+    train: Annotated[
+        Path, typer.Option(help="Training CSV (series_id, 24 values, 24 mask_ columns).")
+    ],
+    test: Annotated[
+        Path, typer.Option(help="CSV to score: cells with mask 1 are hidden and scored.")
+    ],
+    model: Annotated[str, typer.Option(help="An imputer name, a comma list, or 'all'.")] = "all",
+    seed: Annotated[int, typer.Option(help="Random seed for every model.")] = 0,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the scores as a JSON list here.")
+    ] = None,
+) -> None:
+    """Fit imputers on --train and score the masked cells of --test."""
+    try:
+        rows = bench_impute(train, test, model, seed, _progress)
+    except ForetabError as err:
+        _fail(err)
+        return
+    out.print(_table(f"Imputation: {test.name}", rows))
+    _write(json_out, rows)
+
+
+@bench_app.command("corpus")
+def corpus_cmd(
+    db: Annotated[
+        str, typer.Option(help="The store: a .duckdb history file or postgresql:// URL.")
+    ],
+    model: Annotated[
+        str, typer.Option(help="Forecaster names (comma list) or 'all'.")
+    ] = f"naive,{STORE_DEFAULT_FORECASTER}",
+    seed: Annotated[int, typer.Option(help="Random seed for every model.")] = 0,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the scores as a JSON list here.")
+    ] = None,
+) -> None:
+    """Forecast R+1..R+12 from the history store; score against the future store."""
+    try:
+        rows = bench_corpus(db, model, seed, _progress)
+    except ForetabError as err:
+        _fail(err)
+        return
+    out.print(_table("Corpus forecasts R+1..R+12 vs the future store", rows))
+    _write(json_out, rows)
+
+
+@app.command("train")
+def train_cmd(
+    db: Annotated[
+        str, typer.Option(help="The store: a .duckdb history file or postgresql:// URL.")
+    ],
+    model: Annotated[
+        str | None, typer.Option(help=f"Forecaster name (default {STORE_DEFAULT_FORECASTER}).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+) -> None:
+    """Fit the store's forecaster on its history (to the reference month) and save it."""
+    try:
+        with console.status("training the forecaster") as status:
+            fitted = train_store_forecaster(db, model, seed, lambda msg: status.update(msg))
+    except ForetabError as err:
+        _fail(err)
+        return
+    out.print(
+        f"trained {fitted.model} at {fitted.reference_month.iso}: forecasts for "
+        f"{len(fitted.projects)} projects, {fitted.months[0].iso}..{fitted.months[-1].iso} "
+        f"({fitted.trained_seconds:.1f} s); saved with the store"
+    )

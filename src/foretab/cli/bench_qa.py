@@ -105,9 +105,12 @@ def run(
     details: Annotated[
         Path | None, typer.Option(help="Write every question's answer and score (JSON Lines).")
     ] = None,
+    workers: Annotated[
+        int, typer.Option(help="Processes, each with its own engine (1 = in this process).")
+    ] = 1,
 ) -> None:
     """Ask the engine every question of DATASET and score it (ODTQA-FoRe metrics)."""
-    from foretab.bench.qa_eval import ablation_spec, make_engine, run_benchmark
+    from foretab.bench.qa_eval import ablation_spec, make_engine, run_benchmark, run_parallel
     from foretab.bench.qa_items import read_items
     from foretab.bench.qa_report import write_report
 
@@ -115,20 +118,28 @@ def run(
     items = read_items(dataset)
     if limit is not None:
         items = items[:limit]
-    engine = make_engine(db, ablation, model)
     with _bar(f"bench run ({ablation})") as bar:
         task = bar.add_task("questions", total=len(items))
-        result = run_benchmark(
-            engine,
-            items,
-            ablation=ablation,
-            model=model,
-            dataset=str(dataset),
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
-        )
-    close = getattr(engine, "close", None)
-    if callable(close):
-        close()
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        if workers > 1:
+            result = run_parallel(
+                db, items, workers=workers, ablation=ablation, model=model,
+                dataset=str(dataset), progress=progress,
+            )  # fmt: skip
+        else:
+            engine = make_engine(db, ablation, model)
+            try:
+                result = run_benchmark(
+                    engine, items, ablation=ablation, model=model,
+                    dataset=str(dataset), progress=progress,
+                )  # fmt: skip
+            finally:
+                close = getattr(engine, "close", None)
+                if callable(close):
+                    close()
     data = result.to_dict()
     json_out.parent.mkdir(parents=True, exist_ok=True)
     json_out.write_text(json.dumps(data, indent=2) + "\n")

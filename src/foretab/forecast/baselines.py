@@ -22,7 +22,7 @@ class NaiveForecaster(Forecaster):
 
 def robust_level(history: np.ndarray, k: int = 3) -> np.ndarray:
     """Median of the last ``k`` observations: one odd month should not set the level."""
-    n, t = history.shape
+    n = history.shape[0]
     out = np.full(n, np.nan)
     observed = np.isfinite(history)
     for i in range(n):
@@ -33,8 +33,10 @@ def robust_level(history: np.ndarray, k: int = 3) -> np.ndarray:
 
 
 class DriftForecaster(Forecaster):
-    """Level (median of the last 3 observations) × a per-horizon drift learned from
-    training windows as the median ratio target / level."""
+    """Level (median of the last 3 observations) × a learned per-horizon drift.
+
+    The drift is the median ratio target / level over the training windows.
+    """
 
     alias = "drift"
 

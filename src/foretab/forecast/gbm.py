@@ -13,7 +13,8 @@ from typing import Self
 import lightgbm as lgb
 import numpy as np
 
-from foretab.forecast.base import MAX_HORIZON, Forecaster, ValidationSplit
+from foretab.errors import ForecastError
+from foretab.forecast.base import MAX_HORIZON, Forecaster, ValidationSplit, check_panel
 from foretab.forecast.features import window_features
 from foretab.forecast.windows import cut_windows
 
@@ -33,9 +34,7 @@ def _rows(
         feats = np.concatenate([feats, np.asarray(end, dtype=float)[:, None]], axis=1)
     n = feats.shape[0]
     hs = np.arange(1, horizon + 1, dtype=float)
-    x = np.concatenate(
-        [np.repeat(feats, horizon, axis=0), np.tile(hs, n)[:, None]], axis=1
-    )
+    x = np.concatenate([np.repeat(feats, horizon, axis=0), np.tile(hs, n)[:, None]], axis=1)
     win = np.repeat(np.arange(n), horizon)
     lev = np.repeat(level, horizon)
     if target is None:
@@ -56,11 +55,11 @@ class LightGBMForecaster(Forecaster):
         self,
         seed: int = 0,
         lookback: int = 24,
-        n_estimators: int = 2000,
-        learning_rate: float = 0.05,
+        n_estimators: int = 1500,
+        learning_rate: float = 0.1,
         num_leaves: int = 63,
         objective: str = "l1",
-        calendar: bool = False,
+        calendar: bool = True,
         min_end: int = 5,
         recency_halflife: float | None = None,
         n_jobs: int = 2,
@@ -80,6 +79,7 @@ class LightGBMForecaster(Forecaster):
             "bagging_fraction": 0.8,
             "bagging_freq": 1,
             "lambda_l2": 1.0,
+            "max_bin": 127,
             "seed": seed,
             "deterministic": True,
             "force_row_wise": True,
@@ -87,8 +87,10 @@ class LightGBMForecaster(Forecaster):
             "verbose": -1,
         }
         self.n_estimators = n_estimators
+        self.default_rounds = 250
         self.verbose = verbose
         self.booster: lgb.Booster | None = None
+        self.residual_quantiles = np.zeros((MAX_HORIZON, 101))
         self.fit_seconds = 0.0
 
     def _fit_history(self, history: np.ndarray) -> np.ndarray:
@@ -108,7 +110,9 @@ class LightGBMForecaster(Forecaster):
         start = time.perf_counter()
         panel = np.asarray(panel, dtype=float)
         win = cut_windows(panel, self.lookback, min_end=self.min_end)
-        x, y, _, rw = _rows(win.history, win.target, MAX_HORIZON, win.end if self.calendar else None)
+        x, y, _, rw = _rows(
+            win.history, win.target, MAX_HORIZON, win.end if self.calendar else None
+        )
         weight = None
         if self.recency_halflife:
             last_end = panel.shape[1] - 2
@@ -116,29 +120,80 @@ class LightGBMForecaster(Forecaster):
         train = lgb.Dataset(x, y, weight=weight, free_raw_data=True)
         valid_sets = []
         callbacks = []
-        rounds = self.n_estimators
+        vx = vy = None
+        # Without a validation split, a fixed budget near what early stopping picks on val.
+        rounds = self.n_estimators if val is not None else self.default_rounds
         if val is not None:
             vh = self._fit_history(val.history)
             vend = self._end(val.history)
             vx, vy, _, _ = _rows(vh, val.target, val.target.shape[1], vend)
             valid_sets = [lgb.Dataset(vx, vy, reference=train)]
-            callbacks = [lgb.early_stopping(100, verbose=False)]
+            callbacks = [lgb.early_stopping(50, verbose=False)]
         self.booster = lgb.train(
             self.params, train, num_boost_round=rounds, valid_sets=valid_sets, callbacks=callbacks
         )
         if val is not None:
-            self.booster = lgb.Booster(model_str=self.booster.model_to_string(num_iteration=self.booster.best_iteration))
+            best = self.booster.best_iteration or self.booster.num_trees()
+            self.booster = lgb.Booster(model_str=self.booster.model_to_string(num_iteration=best))
+        self._fit_residuals(vx, vy, x, y, val is not None)
         self.fit_seconds = time.perf_counter() - start
         return self
 
-    def _predict(self, history: np.ndarray, h: int) -> np.ndarray:
-        if self.booster is None:
-            from foretab.errors import ForecastError
+    def _fit_residuals(
+        self,
+        vx: np.ndarray | None,
+        vy: np.ndarray | None,
+        x: np.ndarray,
+        y: np.ndarray,
+        held_out: bool,
+    ) -> None:
+        """Per-horizon quantiles of log residuals, for prediction intervals.
 
+        Held-out (validation) residuals when there are some; otherwise in-sample ones on
+        a subsample, which makes the intervals somewhat too narrow.
+        """
+        if held_out and vx is not None and vy is not None:
+            rx, ry = vx, vy
+        else:
+            pick = np.random.default_rng(self.seed).permutation(len(y))[:100_000]
+            rx, ry = x[pick], y[pick]
+        resid = ry - self.booster.predict(rx, num_threads=self.params["num_threads"])
+        horizon = rx[:, -1].astype(int)
+        grid = np.linspace(0.0, 1.0, 101)
+        self.residual_quantiles = np.zeros((MAX_HORIZON, grid.size))
+        for h in range(1, MAX_HORIZON + 1):
+            r = resid[horizon == h]
+            if r.size == 0:
+                r = resid
+            self.residual_quantiles[h - 1] = np.quantile(r, grid)
+
+    def _log_ratio(self, history: np.ndarray, h: int) -> tuple[np.ndarray, np.ndarray]:
+        if self.booster is None:
             raise ForecastError(
                 "the LightGBM forecaster is not fitted", suggestions=("call fit(panel) first",)
             )
         hist = self._fit_history(history)
         x, _, lev, _ = _rows(hist, None, h, self._end(history))
         pred = self.booster.predict(x, num_threads=self.params["num_threads"])
-        return (lev * np.exp(pred)).reshape(-1, h)
+        return pred.reshape(-1, h), lev.reshape(-1, h)
+
+    def _predict(self, history: np.ndarray, h: int) -> np.ndarray:
+        pred, lev = self._log_ratio(history, h)
+        return lev * np.exp(pred)
+
+    def predict_quantiles(
+        self, history: np.ndarray, h: int, quantiles: tuple[float, ...]
+    ) -> np.ndarray:
+        """``[n, h, q]``: the point forecast shifted by residual quantiles per horizon."""
+        q = np.asarray(quantiles, dtype=float)
+        if np.any((q <= 0) | (q >= 1)):
+            raise ForecastError(
+                f"quantiles must lie strictly between 0 and 1, got {quantiles}",
+                suggestions=("e.g. quantiles=(0.1, 0.5, 0.9)",),
+            )
+        pred, lev = self._log_ratio(check_panel(history), h)
+        grid = np.linspace(0.0, 1.0, 101)
+        shift = np.stack(
+            [np.interp(q, grid, self.residual_quantiles[k]) for k in range(h)]
+        )  # [h, q]
+        return lev[:, :, None] * np.exp(pred[:, :, None] + shift[None, :, :])

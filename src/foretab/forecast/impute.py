@@ -35,8 +35,10 @@ class LinearImputer(Imputer):
 
 
 def _neighbours(panel: np.ndarray, k: int = 2) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """For every cell, the values and distances of the k previous and k next observations
-    (NaN / large distance where there is none)."""
+    """For every cell, the values and distances of the k previous and k next observations.
+
+    Both are NaN where there is no such observation.
+    """
     n, t = panel.shape
     observed = np.isfinite(panel)
     vals: list[np.ndarray] = []

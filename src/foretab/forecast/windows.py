@@ -15,8 +15,11 @@ from foretab.forecast.base import MAX_HORIZON
 
 @dataclass(frozen=True, slots=True)
 class Windows:
-    """``history [m, L]`` (NaN-padded on the left when the panel is shorter) and
-    ``target [m, H]`` (NaN where unobserved or beyond the panel)."""
+    """Windows cut from a panel.
+
+    ``history [m, L]`` is NaN-padded on the left when the panel is shorter; ``target
+    [m, H]`` is NaN where unobserved or beyond the panel.
+    """
 
     history: np.ndarray
     target: np.ndarray
@@ -35,7 +38,9 @@ def cut_windows(
     ``min_observed`` history observations are required so every window has a level.
     """
     n, t = panel.shape
-    padded = np.concatenate([np.full((n, lookback), np.nan), panel, np.full((n, horizon), np.nan)], axis=1)
+    padded = np.concatenate(
+        [np.full((n, lookback), np.nan), panel, np.full((n, horizon), np.nan)], axis=1
+    )
     hist, targ, ends = [], [], []
     for end in range(min_end, t - 1):
         h = padded[:, end + 1 : end + 1 + lookback]

@@ -40,6 +40,28 @@ _PLACE_SUFFIXES = (
     "high tech zone",
     "high tech development zone",
 )
+# Other official or common spellings of a place-name suffix ("East Lake High-tech Zone" is
+# also "East Lake High-tech Development Zone"; "Jiangbei New Area" "Jiangbei New District").
+_SUFFIX_VARIANTS = {
+    "high tech zone": (
+        "high tech development zone",
+        "high tech industrial development zone",
+        "high technology zone",
+        "high technology development zone",
+        "hitech zone",
+        "hightech zone",
+    ),
+    "new area": ("new district", "new zone"),
+    "economic development zone": (
+        "economic and technological development zone",
+        "economic technological development zone",
+        "economic and technology development zone",
+        "economic zone",
+        "development zone",
+    ),
+    "industrial park": ("industry park",),
+}
+_PLACE_TYPO = 85.0  # a leftover this close to a city / district name is that place, misspelt
 _FUZZY_ACCEPT = 88.0  # a leftover span scoring this high against one project links to it
 _FUZZY_SUGGEST = 60.0  # names scoring this high are offered as "did you mean"
 _FUZZY_MARGIN = 3.0  # the winner must beat the runner-up (another project) by this much
@@ -90,6 +112,11 @@ def _place_keys(name: str, aliases: Iterable[str]) -> set[str]:
             if key.endswith(" " + suffix):
                 keys.add(key[: -len(suffix) - 1])
     keys |= {normalize(alias) for alias in aliases if alias and not has_cjk(alias)}
+    for suffix, variants in _SUFFIX_VARIANTS.items():
+        for key in list(keys):
+            if key == suffix or key.endswith(" " + suffix):
+                base = key[: -len(suffix)]
+                keys |= {base + variant for variant in variants}
     keys |= {key.replace("high tech", "hi tech") for key in keys if "high tech" in key}
     return {key for key in keys if key}
 
@@ -158,6 +185,7 @@ class EntityIndex:
             for n in range(1, len(key) + 1)
         }
         self._scopes: dict[tuple[int, ...], _Scope] = {}
+        self._place_names = sorted(key for key in self._place_keys if len(key) >= 5)
 
     # -- stage 1: exact n-grams ---------------------------------------------------------
 
@@ -279,11 +307,17 @@ class EntityIndex:
         # misspelt name in scope: let the fuzzy stage read it before reporting it.
         deferred: list[tuple[Mention, UnknownEntityError]] = []
         resolved_mentions: list[Mention] = []
+        # An ambiguous name is reported after the leftovers are read: an unknown word there
+        # ("Vanke City in Chengdu") is the more basic problem and names what to fix.
+        ambiguous: list[AmbiguousEntityError] = []
         for mention in project_mentions:
             try:
                 pid = self._pick(mention, scope_ids, city_names, place_set)
             except UnknownEntityError as error:
                 deferred.append((mention, error))
+                continue
+            except AmbiguousEntityError as error:
+                ambiguous.append(error)
                 continue
             resolved.append((mention.start, pid))
             resolved_mentions.append(mention)
@@ -294,6 +328,8 @@ class EntityIndex:
         for start, end, text, name_like in self._leftovers(question, taken, keys):
             self._check_extension(question, start, end, exact, scope_ids)
             errors = [e for m, e in deferred if start <= m.start and m.end <= end]
+            if not errors and self._misspelt_place(text):
+                continue  # "Jiangnig, Nanjng": a place name with a typo, not a project
             try:
                 pid = self._fuzzy(
                     text,
@@ -312,6 +348,8 @@ class EntityIndex:
             if pid is not None:
                 resolved.append((start, pid))
                 spans.append((start, end))
+        if ambiguous:
+            raise ambiguous[0]
         if not resolved:
             where = self._where(city_names, place_set)
             raise UnknownEntityError(
@@ -364,6 +402,26 @@ class EntityIndex:
                     f"{' or '.join(options)}; use the full project name",
                     suggestions=options,
                 )
+
+    def _misspelt_place(self, text: str) -> bool:
+        """True when ``text`` is a close misspelling of a city or district name.
+
+        Whole run first ("east lake hi tec zone"), then word by word ("jiangnig nanjng");
+        strict character similarity, so a project name is never read as a place.
+        """
+        if len(text) < 5:
+            return False
+        if process.extractOne(text, self._place_names, scorer=fuzz.ratio, score_cutoff=_PLACE_TYPO):
+            return True
+        words = [w for w in text.split(" ") if w not in QUESTION_WORDS]
+        return bool(words) and all(
+            len(word) >= 5
+            and process.extractOne(
+                word, self._place_names, scorer=fuzz.ratio, score_cutoff=_PLACE_TYPO
+            )
+            is not None
+            for word in words
+        )
 
     def _scope_ids(
         self, city_names: Sequence[str], places: Sequence[tuple[str, str]]
@@ -539,8 +597,13 @@ class EntityIndex:
         where = self._where(city_names, places)
         suggestions = [self._label(pid) for _, pid in ranked[:3]]
         hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+        # A lone word is as likely a city or district outside the catalog ("Chengdu").
+        kind, cities = "project", ""
+        if " " not in text:
+            kind = "project, district or city"
+            cities = f" (the catalog's cities: {', '.join(sorted(self.cities))})"
         raise UnknownEntityError(
-            f"unknown project '{original}'{where}{hint}",
+            f"unknown {kind} '{original}'{where}{hint}{cities}",
             suggestions=suggestions,
         )
 

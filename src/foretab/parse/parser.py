@@ -10,6 +10,14 @@ window (``timexpr``), masks both out, and reads the remaining words for cues:
   "each month"/"monthly"/"month by month" → EACH;
 * measure: "percentage"/"percent"/"rate"/"relative change" → RELATIVE.
 
+Phrasings normalised first (``_REWRITES``): polite requests ("could you tell me ...") are
+not yes/no questions; "cost the most" / "worth more" / "more valuable" name price levels;
+"how high will it go" / "at most" / "high point" ask for the window's extreme;
+"become cheaper" / "be up" are changes; "compared with / relative to / measured against"
+read as "versus", and "versus now" with one project (or with a comparative, for several)
+compares each target with its current price. A yes/no question may open any clause
+("Compared with now, will X ...?") but not one inside a wh-question.
+
 Task: HISTORY when the window ends at or before R, else REASONING for categorical
 questions and FORECAST for numeric ones. Aggregate defaults: a one-month window → VALUE;
 a longer window without an aggregate word → EACH (numeric) or MEAN (reasoning).
@@ -26,7 +34,9 @@ from foretab.parse.plan import Aggregate, ChangeMeasure, Comparison, Plan, Task
 from foretab.parse.timexpr import find_time_match
 
 _CURRENT = (
-    r"(?:(?:its|their|the|today's|todays|present|current|now)\s+)*(?:current|present|now|today)"
+    r"(?:(?:at|as\s+of|what\s+(?:it|they)\s+(?:is|are|costs?)|(?:it|they)\s+(?:is|are|costs?|does|do))\s+)?"
+    r"(?:(?:its|their|the|today's|todays|present|current|now)\s+)*"
+    r"(?:current|present|presently|now|today|the\s+moment|this\s+month)"
 )
 # Rewrites before cue reading: fixed phrases whose words would read as other cues.
 _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
@@ -35,25 +45,47 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\b(?:more|most)\s+expensive\b", " pricier "),
         (r"\b(?:less|least)\s+expensive\b", " cheaper "),
         (r"\bmore\s+affordable\b", " cheaper "),
+        # "cost the most", "sell for the least", "be worth more": price levels.
+        (r"\b(?:cost|costs|costing|sell\s+for|sells\s+for|selling\s+for|go\s+for|goes\s+for"
+         r"|worth|valued)\s+(?:the\s+)?most\b|\bmost\s+valuable\b", " priciest "),
+        (r"\b(?:cost|costs|costing|sell\s+for|sells\s+for|selling\s+for|go\s+for|goes\s+for"
+         r"|worth|valued)\s+(?:the\s+)?least\b|\bleast\s+valuable\b", " cheapest "),
+        (r"\b(?:cost|costs|worth|valued)\s+more\b|\bmore\s+valuable\b", " pricier "),
+        (r"\b(?:cost|costs|worth|valued)\s+less\b|\bless\s+valuable\b", " cheaper "),
+        # "how high will it go", "how low could it fall": the extreme of the window, not a
+        # direction ("rise"/"fall" there name the movement whose extreme is asked for).
+        (r"\bhow\s+high\b(?:[\s,;()-]+[\w']+){0,10}?[\s,;()-]+(?:go|goes|get|gets|rise|rises|climb|climbs"
+         r"|reach|peak)\b", " highest "),
+        (r"\bhow\s+low\b(?:[\s,;()-]+[\w']+){0,10}?[\s,;()-]+(?:go|goes|get|gets|fall|falls|drop|drops"
+         r"|sink|sinks|dip|dips|reach)\b", " lowest "),
+        (r"\bat\s+(?:the\s+)?most\b", " maximum "),
         (r"\bmost\s+affordable\b", " cheapest "),
-        (rf"\b(?:higher|above|pricier|dearer|costlier)\s+(?:[\w']+\s+){{0,3}}than\s+"
+        # "become cheaper", "get pricier": a change, like "fall" / "rise"
+        (r"\b(?:become|becomes|becoming|get|gets|getting|grow|grows|turn|turns)\s+"
+         r"(?:any\s+|even\s+|much\s+|a\s+lot\s+|a\s+bit\s+)?(?:cheaper|lower|less\s+expensive)\b",
+         " goes_down "),
+        (r"\b(?:become|becomes|becoming|get|gets|getting|grow|grows|turn|turns)\s+"
+         r"(?:any\s+|even\s+|much\s+|a\s+lot\s+|a\s+bit\s+)?(?:pricier|higher|dearer|costlier)\b",
+         " goes_up "),
+        (rf"\b(?:higher|above|pricier|dearer|costlier|greater|bigger|larger)\s+(?:[\w']+\s+){{0,3}}than\s+"
          rf"(?:(?:it|they)\s+(?:is|are)\s+)?{_CURRENT}\b", " goes_up "),
-        (rf"\b(?:lower|below|cheaper)\s+(?:[\w']+\s+){{0,3}}than\s+"
+        (rf"\b(?:lower|below|under|cheaper|smaller)\s+(?:[\w']+\s+){{0,3}}than\s+"
          rf"(?:(?:it|they)\s+(?:is|are)\s+)?{_CURRENT}\b", " goes_down "),
         (rf"\b(?:exceed|exceeds|above|over)\s+{_CURRENT}\b", " goes_up "),
         (rf"\bmore\s+(?:[\w']+\s+){{0,3}}than\s+(?:(?:it|they)\s+(?:is|are)\s+)?{_CURRENT}\b",
          " goes_up "),
         (rf"\bless\s+(?:[\w']+\s+){{0,3}}than\s+(?:(?:it|they)\s+(?:is|are)\s+)?{_CURRENT}\b",
          " goes_down "),
-        (r"\bworth\s+more\b", " goes_up "),
-        (r"\bworth\s+less\b", " goes_down "),
-        (rf"\bbelow\s+{_CURRENT}\b", " goes_down "),
+        (rf"\b(?:below|under|beneath)\s+{_CURRENT}\b", " goes_down "),
         (r"\b(?:go|goes|going|went|move|moves)\s+up\b", " goes_up "),
         (r"\b(?:go|goes|going|went|move|moves)\s+down\b", " goes_down "),
         # "what will the price rise to" asks for a price, not a direction
         (r"\b(?:rise|rises|climb|climbs|increase|increases|grow|grows|fall|falls|drop|drops"
          r"|decline|declines)\s+to\b", " reach "),
-        (r"\brelative\s+to\b|\bcompared\s+(?:to|with)\b|\bin\s+comparison\s+(?:to|with)\b",
+        (r"\b(?:be|is|are)\s+up\b(?!\s+(?:to|for)\b)", " goes_up "),
+        (r"\b(?:be|is|are)\s+down\b(?!\s+(?:to|for)\b)", " goes_down "),
+        (r"\brelative\s+to\b|\bcompared?\s+(?:to|with|against)\b|\bcompares\s+(?:to|with)\b"
+         r"|\bin\s+comparison\s+(?:to|with)\b|\bmeasured\s+against\b",
          " versus "),
     )
 )  # fmt: skip
@@ -72,22 +104,24 @@ _FALL = re.compile(
 _MOST = re.compile(
     r"\b(?:most|more|bigger|biggest|larger|largest|greater|greatest|faster|fastest|steeper"
     r"|steepest|sharper|sharpest|stronger|strongest|higher|highest|deeper|deepest|heavier"
-    r"|heaviest|maximum|max)\b"
+    r"|heaviest|maximum|max|further|furthest|farther|farthest|quicker|quickest|more\s+sharply"
+    r"|more\s+steeply|more\s+quickly)\b"
 )
 _HIGH = re.compile(
     r"\b(?:highest|higher|priciest|pricier|dearest|dearer|top|maximum|max|peak|peaks"
-    r"|greatest|costliest)\b"
+    r"|greatest|greater|costliest|high\s+point|(?:bigger|larger|largest|biggest)"
+    r"(?=\s+(?:average\s+|mean\s+|monthly\s+|unit\s+)*(?:price|prices|value)\b))\b"
 )
 _LOW = re.compile(
     r"\b(?:lowest|lower|cheapest|cheaper|minimum|min|bottom|trough|least|smallest|smaller"
-    r"|lows)\b"
+    r"|lows|low\s+point)\b"
 )
 # Comparatives that, for one project, compare with its current price.
-_UP_COMPARATIVE = re.compile(r"\b(?:higher|pricier|dearer|costlier)\b")
+_UP_COMPARATIVE = re.compile(r"\b(?:higher|pricier|dearer|costlier|greater)\b")
 _DOWN_COMPARATIVE = re.compile(r"\b(?:lower|cheaper|smaller)\b")
 # "average price" names the measure; any other "average" asks for the mean.
 _MEAN = re.compile(
-    r"\bmean\b|\baverag(?:ed|es|ing)\b"
+    r"\bmean\b|\baverag(?:ed|es|ing)\b|\bas\s+a\s+whole\b|\boverall\b|\bon\s+the\s+whole\b"
     r"|\baverage\b(?!\s+(?:(?:transaction|sale|sales|selling|housing|house|home|unit"
     r"|listing|property|trading)\s+)?(?:prices?|price's|trend)\b)"
 )
@@ -96,29 +130,49 @@ _EACH = re.compile(
     r"|\bper\s+month\b|\bfor\s+each\b|\beach\s+of\s+the\s+months\b|\bmonth-by-month\b"
     r"|\bmonth\s+on\s+month\b|\bbreakdown\b"
 )
+_WEAK_EACH = re.compile(r"\bmonthly\b")
 _RELATIVE = re.compile(
     r"\bpercent(?:age)?s?\b|%|\brates?\b|\brelative\s+(?:change|increase|rise|growth|decrease"
     r"|decline|drop|fall|terms)\b|\brelatively\b|\bproportion(?:al|ally)?\b|\bratio\b"
 )
 # Words allowed between "bigger" and "increase" / between "rise" and "the most".
+_FORECAST_WORDS = r"expected|projected|forecast|predicted|anticipated|likely|estimated|potential"
 _GAP_BEFORE = re.compile(
     r"\s*(?:(?:the|a|an|percentage|percent|relative|significant|sharp|overall|monthly|rate"
-    r"|rates|pace|speed|of)\s+)*"
+    rf"|rates|pace|speed|of|{_FORECAST_WORDS})\s+)*"
 )
 # "bigger price increase", "larger average price rise": the price words may sit between a
 # size word and the change, but not after "highest"/"higher", which name a price level
 # ("their highest price exceeds ...").
 _GAP_BEFORE_PRICE = re.compile(
     r"\s*(?:(?:the|a|an|percentage|percent|relative|significant|sharp|overall|monthly|rate"
-    r"|rates|pace|speed|of|price|prices|average|value|home|housing|unit|in)\s+)*"
+    r"|rates|pace|speed|of|price|prices|average|value|home|housing|unit|in"
+    rf"|{_FORECAST_WORDS})\s+)*"
 )
 _LEVEL_WORDS = frozenset({"higher", "highest", "maximum", "max", "deeper", "deepest"})
 _GAP_AFTER = re.compile(r"\s*(?:(?:the|by|a|an|at|in|price|prices|its|their|value)\s+)*")
 _WHICH = re.compile(
     r"\bwhich\b|\bwhichever\b|\bwhose\b|\bwho\b|\bwhat\s+(?:project|community|development)\b"
 )
-_YES_NO_START = re.compile(r"^\s*(?:will|would|is|are|does|do|can|could|shall|might|may)\b")
-_TREND = re.compile(r"\btrend\b|\bdirection\b|\bup\s+or\s+down\b")
+# A yes/no question, at the start of any clause ("Compared with now, will X ...?"), or an
+# embedded one ("tell me whether X will ..."). Polite requests ("could you tell me ...")
+# are rewritten away first, so they do not read as yes/no questions.
+_YES_NO = re.compile(
+    r"(?:^|[,;:.?!]\s*)(?:will|would|is|are|does|do|can|could|shall|might|may)\b|\bwhether\b"
+)
+_WH = re.compile(r"\b(?:what|whats|which|how|when|who|whose|where)\b")
+_POLITE = re.compile(
+    r"(?:^|(?<=[,;:.?!]))\s*(?:hi|hello|hey)?[\s,]*(?:please\s+)?(?:could|can|would|will)\s+you"
+    r"(?:\s+(?:please|kindly|possibly|also))*\s+(?=(?:tell|give|list|show|estimate|predict"
+    r"|forecast|provide|let|calculate|compute|say|share|find|check|project|work|figure|help"
+    r"|report|look|get|advise|indicate|state|quote|guess|describe|break)\b)"
+)
+# "compared with now": the single project's target is weighed against its current price.
+_VERSUS_NOW = re.compile(rf"\bversus\s+(?:what\s+it\s+(?:is|costs)\s+)?{_CURRENT}\b")
+_TREND = re.compile(
+    r"\btrend\b|\bdirection\b|\bup\s+or\s+down\b|\bhold\s+(?:its|their|on\s+to\s+its)\s+value\b"
+    r"|\b(?:stay|stays|remain|remains)\s+(?:the\s+same|flat|stable|unchanged|steady)\b"
+)
 
 
 def _mask(text: str, spans: list[tuple[int, int]]) -> str:
@@ -133,9 +187,24 @@ def _cue_text(question: str, spans: list[tuple[int, int]]) -> str:
     text = _mask(question, spans).lower().replace("’", "'")
     text = re.sub(r"#+", " ", text)
     text = re.sub(r"\s+", " ", text)
+    text = _POLITE.sub(" ", text)
     for pattern, replacement in _REWRITES:
         text = pattern.sub(replacement, text)
     return text
+
+
+def _is_yes_no(text: str) -> bool:
+    """A yes/no question: a clause opening with an auxiliary, not inside a wh-question.
+
+    "In Q3 2022, will X rise?" is one; "What price will A in Gusu, Suzhou, see?" is not.
+    """
+    for match in _YES_NO.finditer(text):
+        if match.group().endswith("whether"):
+            return True
+        sentence = re.split(r"[.?!]", text[: match.start()])[-1]
+        if not _WH.search(sentence):
+            return True
+    return False
 
 
 def _first(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
@@ -192,14 +261,20 @@ def _comparison(text: str, several: bool) -> tuple[Comparison, str]:
     elif rise or fall:
         direction = "rise" if rise else "fall"
     if not several:
-        if direction or _TREND.search(text):
-            return Comparison.VS_CURRENT, text
+        # "cheaper or pricier": every comparative is the direction, none an aggregate.
+        comparatives = [*_UP_COMPARATIVE.finditer(text), *_DOWN_COMPARATIVE.finditer(text)]
+        explicit = direction or _TREND.search(text) or _VERSUS_NOW.search(text)
         # "Will X get cheaper next month?": a comparative with one project compares with now.
-        comparative = _UP_COMPARATIVE.search(text) or _DOWN_COMPARATIVE.search(text)
-        if comparative and (_YES_NO_START.search(text) or re.search(r"\bor\b", text)):
-            return Comparison.VS_CURRENT, _remove(text, comparative)
+        implied = comparatives and (
+            _is_yes_no(text) or re.search(r"\bor\b|\bversus\b|\bthan\b", text)
+        )
+        if explicit or implied:
+            rest = text
+            for comparative in sorted(comparatives, key=lambda m: m.start(), reverse=True):
+                rest = _remove(rest, comparative)
+            return Comparison.VS_CURRENT, rest
         return Comparison.NONE, text
-    categorical = bool(_WHICH.search(text) or _YES_NO_START.search(text))
+    categorical = bool(_WHICH.search(text) or _is_yes_no(text))
     if direction:
         cue = rise if direction == "rise" else fall
         assert cue is not None
@@ -212,6 +287,13 @@ def _comparison(text: str, several: bool) -> tuple[Comparison, str]:
         return kind, text
     if not categorical:
         return Comparison.NONE, text
+    if _VERSUS_NOW.search(text):
+        # "which will be cheaper in May compared with today": each against its own price now.
+        up, down = _UP_COMPARATIVE.search(text), _DOWN_COMPARATIVE.search(text)
+        if up and (not down or up.start() < down.start()):
+            return Comparison.WHICH_RISE, _remove(text, up)
+        if down:
+            return Comparison.WHICH_FALL, _remove(text, down)
     high, low = _first(_HIGH, text), _first(_LOW, text)
     if high and (not low or high.start() < low.start()):
         return Comparison.HIGHEST, _remove(text, high)
@@ -258,6 +340,9 @@ def parse_question(question: str, index: EntityIndex, reference: Month) -> Plan:
         aggregate = Aggregate.VALUE
     elif aggregate is None:
         aggregate = Aggregate.MEAN if categorical else Aggregate.EACH
+    if categorical and aggregate is Aggregate.EACH and not _EACH.search(_WEAK_EACH.sub(" ", rest)):
+        # "a lowest monthly price": "monthly" names the price, not a list of months.
+        aggregate = Aggregate.MEAN
     if categorical and aggregate is Aggregate.EACH:
         raise QuestionError(
             "a comparison needs one target per project, not a price for each month; "

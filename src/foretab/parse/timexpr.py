@@ -11,7 +11,12 @@ R is "now": the last month of history (DESIGN §3). Conventions, all relative to
 * A month named without a year ("in March") is the next such month after R, or the latest
   one at or before R when the question is in the past tense ("was", "were", "did").
 * "by March 2022" = March 2022; "the end of next year" = its December; "the beginning of
-  2022" = its January.
+  2022" = its January; "(by) the end / start of" any window (a quarter, a half, "next
+  quarter") = its last / first month.
+* "in 5 months" = R+5; "three months ago" = R-3; "since January 2021" = Jan 2021..R;
+  "next March" / "this coming March" = the next March after R; a quarter without a year
+  ("in the third quarter", "next Q1") = the next such quarter (past tense: the latest).
+* Lists and hyphens: "Feb-May 2022", "March, April and May 2022", "2022-02 to 2022-05".
 
 Numbers may be words (one..twelve) or digits. ``catalog(R)`` lists the canonical
 expressions (each round-trips through ``find_time_expression``) for the dataset builder.
@@ -130,6 +135,23 @@ def _months_from_now(m: re.Match[str], r: Month, _: bool) -> Span:
     return target, target
 
 
+def _months_ago(m: re.Match[str], r: Month, _: bool) -> Span:
+    n = 1 if m.group("n").lower() in ("a", "one") else _num(m.group("n"))
+    target = r - (12 * n if m.group("unit").lower().startswith("year") else n)
+    return target, target
+
+
+def _since(m: re.Match[str], r: Month, _: bool) -> Span:
+    return Month(_year_of(m, "y", r), _month_number(m.group("m"))), r
+
+
+def _fixed_year(offset: int) -> Resolver:
+    def resolve(m: re.Match[str], r: Month, _: bool) -> Span:
+        return Month(r.year + offset, 1), Month(r.year + offset, 12)
+
+    return resolve
+
+
 def _past_n_months(m: re.Match[str], r: Month, _: bool) -> Span:
     return r - (_num(m.group("n")) - 1), r
 
@@ -178,6 +200,12 @@ def _iso_month(m: re.Match[str], r: Month, _: bool) -> Span:
     return month, month
 
 
+def _iso_range(m: re.Match[str], r: Month, _: bool) -> Span:
+    return Month(int(m.group("y1")), int(m.group("mm1"))), Month(
+        int(m.group("y2")), int(m.group("mm2"))
+    )
+
+
 def _range_one_year(m: re.Match[str], r: Month, _: bool) -> Span:
     year = _year_of(m, "y", r)
     first, last = _month_number(m.group("m1")), _month_number(m.group("m2"))
@@ -201,6 +229,23 @@ def _range_no_year(m: re.Match[str], r: Month, past: bool) -> Span:
     first = _year_less(first_number, r, False)
     last = Month(first.year if last_number >= first_number else first.year + 1, last_number)
     return first, last
+
+
+def _year_less_quarter(m: re.Match[str], r: Month, past: bool) -> Span:
+    number = _ordinal(m.group("q"))
+    start = Month(r.year, 3 * number - 2)
+    if past:
+        while start + 2 > r:
+            start = start - 12
+    else:
+        while start <= r:
+            start = start + 12
+    return start, start + 2
+
+
+def _next_named_month(m: re.Match[str], r: Month, _: bool) -> Span:
+    month = _year_less(_month_number(m.group("m")), r, False)
+    return month, month
 
 
 def _bare_month(m: re.Match[str], r: Month, past: bool) -> Span:
@@ -248,21 +293,43 @@ _RULES: tuple[_Rule, ...] = (
         r"|later|ahead|hence)|'?s?\s+time)",
         _months_from_now,
     ),
+    # "in 5 months", "in a year": one month, R+N ("in 5 months of 2022" is not this).
+    _rule(
+        rf"in\s+(?P<n>{_NUM}|a|one)\s+(?P<unit>months?|years?)(?!\s+(?:of|from|to|and)\b)",
+        _months_from_now,
+        pre=False,
+    ),
+    # "three months ago", "a year ago": one past month, R-N.
+    _rule(rf"(?P<n>{_NUM}|a|one)\s+(?P<unit>months?|years?)\s+(?:ago|back|earlier)", _months_ago),
     _rule(rf"{_NEXT}\s+(?P<n>{_NUM})\s+months?", _next_n_months),
     _rule(rf"{_NEXT}\s+half[\s-]+(?:a\s+)?year|{_NEXT}\s+six[\s-]+month\s+period", _fixed(1, 6)),
     _rule(rf"{_NEXT}\s+(?:calendar\s+)?quarter", _next_quarters),
     _rule(rf"{_NEXT}\s+(?P<n>{_NUM})\s+quarters", _next_quarters),
     _rule(rf"(?P<yrel>{_NEXT}\s+(?:calendar\s+)?year|next\s+calendar\s+year)", _whole_year),
+    # "the year ahead" is the coming (calendar) year, like "the coming year".
+    _rule(r"(?:the\s+)?year\s+ahead", _fixed_year(1)),
     # halves, quarters, edges and first/last months of a year
     _rule(rf"(?:the\s+)?{_HALF_WORD}\s+half\s+(?:of\s+)?{_yearref('y')}", _half),
     _rule(rf"{_yearref('y')}(?:'s|’s)\s+{_HALF_WORD}\s+half", _half),
     _rule(rf"h(?P<h>[12])\s+(?:of\s+)?{_yearref('y')}", _half),
     _rule(rf"(?P<y>{_YEAR})\s*h(?P<h>[12])", _half),
+    _rule(rf"(?P<h>[12])h\s+(?:of\s+)?{_yearref('y')}", _half),
     _rule(rf"(?:the\s+)?{_QUARTER_WORD}\s+quarter\s+(?:of\s+)?{_yearref('y')}", _quarter),
     _rule(rf"{_yearref('y')}(?:'s|’s)\s+{_QUARTER_WORD}\s+quarter", _quarter),
+    # "next Q1", "in the third quarter" (no year): the next such quarter after R, or the
+    # latest one at or before R in a past-tense question.
+    _rule(r"next\s+q(?P<q>[1-4])", _year_less_quarter),
+    _rule(
+        r"(?:the\s+)?(?P<q>first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter(?!\s+of)"
+        r"(?!\s+(?:next|this|last|coming|current|previous|(?:19|20)\d\d))",
+        _year_less_quarter,
+    ),
+    _rule(rf"{_yearref('y')}(?:'s|’s)\s+{_month('m')}", _month_year),
     _rule(rf"q(?P<q>[1-4])\s*(?:of\s+)?,?\s*{_yearref('y')}", _quarter),
     _rule(rf"(?P<y>{_YEAR})\s*-?\s*q(?P<q>[1-4])", _quarter),
     _rule(rf"(?:the\s+)?(?P<e>end|close|beginning|start)\s+of\s+{_yearref('y')}", _year_edge),
+    _rule(rf"(?:the\s+)?year[\s-]?(?P<e>end)\s+(?:of\s+)?{_yearref('y')}", _year_edge),
+    _rule(rf"(?P<y>{_YEAR})\s+year[\s-]?(?P<e>end)", _year_edge),
     _rule(
         rf"(?:the\s+)?(?P<fl>first|last|final|opening|closing)\s+(?P<n>{_NUM})?\s*months?\s+"
         rf"of\s+{_yearref('y')}",
@@ -272,10 +339,26 @@ _RULES: tuple[_Rule, ...] = (
     _rule(rf"{_month('m')},?\s+(?:of\s+)?{_yearref('y')}", _month_year),
     _rule(rf"(?P<y>{_YEAR})-(?P<mm>0?[1-9]|1[0-2])(?!\d)", _iso_month),
     _rule(
+        rf"(?:from\s+|between\s+)?(?P<y1>{_YEAR})-(?P<mm1>0?[1-9]|1[0-2])\s*(?:{_RANGE_TO}|and)\s*"
+        rf"(?P<y2>{_YEAR})-(?P<mm2>0?[1-9]|1[0-2])(?!\d)",
+        _iso_range,
+    ),
+    _rule(
         rf"(?:from\s+)?{_month('m1')}\s+{_RANGE_TO}\s+{_month('m2')},?\s+(?:of\s+)?"
         rf"{_yearref('y')}",
         _range_one_year,
     ),
+    # "Feb-May 2022", "July and August 2022", "the months of July and August 2022"
+    _rule(
+        rf"(?:the\s+months\s+of\s+)?{_month('m1')}(?:\s*,\s*(?:{_MONTH_ALTS})\.?)*"
+        rf"\s*(?:-|–|—|,?\s(?:and|&))\s*{_month('m2')},?\s+"
+        rf"(?:of\s+)?{_yearref('y')}",
+        _range_one_year,
+    ),
+    # "2022 March", "2022, March"
+    _rule(rf"(?P<y>{_YEAR}),?\s+(?!may\b){_month('m')}", _month_year),
+    # "since January 2021": from then up to now.
+    _rule(rf"since\s+{_month('m')},?\s+{_yearref('y')}", _since, pre=False),
     _rule(
         rf"between\s+{_month('m1')}\s+and\s+{_month('m2')},?\s+(?:of\s+)?{_yearref('y')}",
         _range_one_year,
@@ -286,6 +369,7 @@ _RULES: tuple[_Rule, ...] = (
         _range_two_years,
     ),
     _rule(rf"from\s+{_month('m1')}\s+{_RANGE_TO}\s+{_month('m2')}", _range_no_year, pre=False),
+    _rule(rf"(?:this\s+coming|the\s+coming|coming|next)\s+{_month('m')}", _next_named_month),
     _rule(rf"between\s+{_month('m1')}\s+and\s+{_month('m2')}", _range_no_year, pre=False),
     _rule(
         rf"(?:in|by|for|during|until|till|before|around|of)\s+(?:the\s+month\s+of\s+)?"
@@ -296,7 +380,7 @@ _RULES: tuple[_Rule, ...] = (
     # whole years
     _rule(
         rf"(?:the\s+(?:whole|entire|full)\s+(?:year\s+(?:of\s+)?)?|all\s+of\s+|the\s+year\s+)?"
-        rf"(?P<y>{_YEAR})(?:\s+as\s+a\s+whole)?",
+        rf"(?P<y>{_YEAR})",
         _whole_year,
     ),
     _rule(r"(?P<yrel>(?:the\s+)?(?:this|current)\s+(?:calendar\s+)?year)", _whole_year),
@@ -318,12 +402,19 @@ _RULES: tuple[_Rule, ...] = (
         r"(?:the\s+)?(?:this|current|present)\s+month|now|right\s+now|currently|at\s+present"
         r"|presently|today|at\s+the\s+moment|as\s+of\s+now|these\s+days"
         # "the current average price" with no other time named: the price at R.
-        r"|(?:the\s+)?(?:current|latest|present)(?=\s+(?:average\s+|mean\s+|monthly\s+)?(?:price|prices|value))",
+        r"|(?:the\s+)?(?:current|latest|present|most\s+recent|last\s+(?:known|recorded|observed))"
+        r"(?=\s+(?:average\s+|mean\s+|monthly\s+|known\s+|recorded\s+|observed\s+)?"
+        r"(?:price|prices|value))",
         _fixed(0, 0),
         weak=True,
     ),
 )
 
+_EDGE_BEFORE = re.compile(
+    r"(?<![\w-])(?:(?:by|at|around|towards?|near|before|until|till)\s+)?(?:the\s+)?(?:very\s+)?"
+    r"(?P<e>end|close|beginning|start)\s+of\s+$",
+    re.IGNORECASE,
+)
 _PAST_TENSE = re.compile(r"\b(?:was|were|did|had|has\s+been|have\s+been)\b", re.IGNORECASE)
 
 
@@ -373,6 +464,13 @@ def find_time_match(question: str, reference: Month) -> TimeMatch:
     # Strong before weak ("now" is the comparison baseline); then a future window before a
     # past one ("compared with last month, will it rise next month?"); then longest, first.
     *_, start, end, (first, last) = min(found, key=lambda item: item[:4])
+    # "by the end of Q2 2022", "at the start of the second half of 2022": one edge month.
+    edge = _EDGE_BEFORE.search(question, 0, start)
+    if edge is not None and first != last:
+        first, last = (
+            (last, last) if edge.group("e").lower() in ("end", "close") else (first, first)
+        )
+        start = edge.start()
     expression = question[start:end].strip()
     return TimeMatch(TimeWindow(first, last, expression), start, end)
 

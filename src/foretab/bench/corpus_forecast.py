@@ -1,0 +1,92 @@
+"""``foretab bench corpus``: the store forecaster scored against the future store.
+
+Each model is fitted exactly as ``foretab train`` fits it (history store only, targets at
+or before R), forecasts R+1..R+12 for every eligible project, and is scored over the
+months the future store observed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from foretab.bench.forecast_bench import BenchRow, resolve_models
+from foretab.forecast import registry
+from foretab.forecast.base import MAX_HORIZON
+from foretab.forecast.metrics import score
+from foretab.forecast.neural import neural_available
+from foretab.forecast.store import (
+    STORE_DEFAULT_FORECASTER,
+    StorePanel,
+    _reference,
+    fit_store_forecaster,
+    panel_arrays,
+)
+
+#: Eligibility, as the dataset builder filters questions (DESIGN §5).
+MIN_HISTORY_OBS = 6
+HISTORY_WINDOW = 24
+
+
+def eligible_rows(history: StorePanel, future: np.ndarray) -> np.ndarray:
+    """Projects with >= 6 observations in the 24 months to R and >= 1 in R+1..R+12."""
+    recent = np.isfinite(history.values[:, -HISTORY_WINDOW:]).sum(axis=1)
+    return (recent >= MIN_HISTORY_OBS) & np.isfinite(future).any(axis=1)
+
+
+def bench_corpus(
+    db: str,
+    model: str = f"naive,{STORE_DEFAULT_FORECASTER}",
+    seed: int = 0,
+    progress: Callable[[str, str], None] = lambda _n, _s: None,
+) -> list[BenchRow]:
+    """Score each model's R+1..R+12 forecasts against ``open_future(db)``."""
+    from foretab.store import open_future, open_history
+
+    with open_history(db) as hist_store:
+        ref = _reference(hist_store)
+        history = panel_arrays(hist_store.panel(), ref)
+    with open_future(db) as fut_store:
+        fut_frame = fut_store.panel()
+    future_panel = panel_arrays(fut_frame, ref + MAX_HORIZON, first=ref + 1)
+    row_of = {p: i for i, p in enumerate(future_panel.projects)}
+    future = np.full((len(history.projects), MAX_HORIZON), np.nan)
+    for i, p in enumerate(history.projects):
+        if p in row_of:
+            future[i] = future_panel.values[row_of[p]]
+    keep = eligible_rows(history, future)
+    truth = future[keep]
+    rows = []
+    for name in resolve_models(model, list(registry.FORECASTERS), "forecaster"):
+        if name in registry.NEURAL and not neural_available():
+            progress(name, "skipped: torch / neuralforecast not installed (the [neural] extra)")
+            continue
+        progress(name, "fit")
+        start = time.perf_counter()
+        fitted = fit_store_forecaster(history, ref, name, seed)
+        fit_s = time.perf_counter() - start
+        # The fitted object already holds every forecast; "predict" is the lookup.
+        start = time.perf_counter()
+        index = {p: i for i, p in enumerate(fitted.projects)}
+        pred = np.full_like(truth, np.nan)
+        for j, p in enumerate(np.array(history.projects, dtype=object)[keep]):
+            if p in index:
+                pred[j] = fitted.values[index[p]]
+        pred_s = time.perf_counter() - start
+        s = score(pred, truth)
+        rows.append(
+            BenchRow(
+                model=name,
+                mse=s.mse,
+                mae=s.mae,
+                mre=s.mre,
+                n_series=int(keep.sum()),
+                n_points=s.n_points,
+                fit_seconds=round(fit_s, 3),
+                predict_seconds=round(pred_s, 3),
+                default=name == STORE_DEFAULT_FORECASTER,
+            )
+        )
+    return rows

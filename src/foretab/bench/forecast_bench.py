@@ -1,0 +1,173 @@
+"""``foretab bench forecast`` / ``bench impute``: every model side by side.
+
+Both read the shared CSV formats and score over observed target cells only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from foretab.errors import ForecastError
+from foretab.forecast import registry
+from foretab.forecast.base import MAX_HORIZON, Forecaster, ValidationSplit
+from foretab.forecast.data import read_forecast_csv, read_impute_csv
+from foretab.forecast.metrics import score
+from foretab.forecast.neural import neural_available
+
+#: called with (model name, "fit" | "predict" | "skipped: why")
+Progress = Callable[[str, str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class BenchRow:
+    """One model's scores: the JSON object of the benchmark output."""
+
+    model: str
+    mse: float
+    mae: float
+    mre: float
+    n_series: int
+    n_points: int
+    fit_seconds: float
+    predict_seconds: float
+    default: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        data = asdict(self)
+        if not self.default:
+            del data["default"]  # the issue's format: "default": true on one model only
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class ForecastBench:
+    """The rows, and the default model's seconds for 12 months of 3,000 series.
+
+    ``default_predict_3000_s`` is ``None`` when the default model was not run.
+    """
+
+    rows: tuple[BenchRow, ...]
+    default_predict_3000_s: float | None
+
+
+def resolve_models(model: str, names: Sequence[str], kind: str) -> list[str]:
+    """``all`` or a comma-separated list of registered names."""
+    if model == "all":
+        return list(names)
+    chosen = [m.strip() for m in model.split(",") if m.strip()]
+    unknown = [m for m in chosen if m not in names]
+    if unknown:
+        raise ForecastError(
+            f"unknown {kind} {unknown[0]!r}",
+            suggestions=(f"choose from: all, {', '.join(names)}",),
+        )
+    return chosen
+
+
+def _noop(name: str, stage: str) -> None:
+    del name, stage
+
+
+def bench_forecast(
+    train: str | Path,
+    test: str | Path,
+    val: str | Path | None = None,
+    model: str = "all",
+    seed: int = 0,
+    progress: Progress = _noop,
+) -> ForecastBench:
+    """Fit each model on ``train`` (all its months), forecast ``test``'s 12 targets."""
+    train_split = read_forecast_csv(train)
+    test_split = read_forecast_csv(test)
+    val_split = None
+    if val is not None:
+        v = read_forecast_csv(val)
+        val_split = ValidationSplit(v.history, v.target)
+    h = min(test_split.target.shape[1], MAX_HORIZON)
+    rows = []
+    timing = None
+    for name in resolve_models(model, list(registry.FORECASTERS), "forecaster"):
+        if name in registry.NEURAL and not neural_available():
+            progress(name, "skipped: torch / neuralforecast not installed (the [neural] extra)")
+            continue
+        progress(name, "fit")
+        forecaster = registry.get_forecaster(name, seed)
+        start = time.perf_counter()
+        forecaster.fit(train_split.full, val_split)
+        fit_s = time.perf_counter() - start
+        progress(name, "predict")
+        start = time.perf_counter()
+        pred = forecaster.predict(test_split.history, h)
+        pred_s = time.perf_counter() - start
+        s = score(pred, test_split.target[:, :h])
+        rows.append(
+            BenchRow(
+                model=name,
+                mse=s.mse,
+                mae=s.mae,
+                mre=s.mre,
+                n_series=len(test_split.series_id),
+                n_points=s.n_points,
+                fit_seconds=round(fit_s, 3),
+                predict_seconds=round(pred_s, 3),
+                default=name == registry.DEFAULT_FORECASTER,
+            )
+        )
+        if name == registry.DEFAULT_FORECASTER:
+            timing = time_predict_3000(forecaster, test_split.history)
+    return ForecastBench(tuple(rows), timing)
+
+
+def time_predict_3000(
+    forecaster: Forecaster, history: np.ndarray, n: int = 3000, h: int = MAX_HORIZON
+) -> float:
+    """Seconds to forecast ``h`` months for ``n`` series (histories tiled from ``history``)."""
+    reps = -(-n // len(history))
+    panel = np.tile(history, (reps, 1))[:n]
+    forecaster.predict(panel[:10], h)  # warm-up: lazy imports, thread pools
+    start = time.perf_counter()
+    forecaster.predict(panel, h)
+    return time.perf_counter() - start
+
+
+def bench_impute(
+    train: str | Path,
+    test: str | Path,
+    model: str = "all",
+    seed: int = 0,
+    progress: Progress = _noop,
+) -> list[BenchRow]:
+    """Fit each imputer on ``train``'s values, fill ``test``'s masked cells, score them."""
+    train_split = read_impute_csv(train)
+    test_split = read_impute_csv(test)
+    rows = []
+    for name in resolve_models(model, list(registry.IMPUTERS), "imputer"):
+        progress(name, "fit")
+        imputer = registry.get_imputer(name, seed)
+        start = time.perf_counter()
+        imputer.fit(train_split.values)  # every observed cell, hidden or not, is training data
+        fit_s = time.perf_counter() - start
+        progress(name, "predict")
+        start = time.perf_counter()
+        filled = imputer.impute(test_split.masked)
+        pred_s = time.perf_counter() - start
+        s = score(filled, test_split.values, test_split.mask)
+        rows.append(
+            BenchRow(
+                model=name,
+                mse=s.mse,
+                mae=s.mae,
+                mre=s.mre,
+                n_series=len(test_split.series_id),
+                n_points=s.n_points,
+                fit_seconds=round(fit_s, 3),
+                predict_seconds=round(pred_s, 3),
+                default=name == registry.DEFAULT_IMPUTER,
+            )
+        )
+    return rows

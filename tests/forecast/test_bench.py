@@ -1,0 +1,106 @@
+"""The benchmark commands on tiny files in the shared CSV formats."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from foretab.bench.forecast_bench import bench_forecast, bench_impute
+from foretab.cli import bench_forecast as _commands  # noqa: F401  (registers commands)
+from foretab.cli.main import app
+from foretab.errors import ForecastError
+from foretab.forecast.data import read_forecast_csv
+
+from .synthetic import make_panel
+
+KEYS = {"model", "mse", "mae", "mre", "n_series", "n_points", "fit_seconds", "predict_seconds"}
+
+
+def _months(n: int) -> list[str]:
+    return [f"{2022 + k // 12}-{k % 12 + 1:02d}" for k in range(n)]
+
+
+def _write_forecast(path: Path, seed: int) -> Path:
+    panel = make_panel(40, 36, seed=seed)
+    df = pd.DataFrame(panel, columns=_months(36))
+    df.insert(0, "series_id", [f"s-{i}" for i in range(len(df))])
+    df.to_csv(path, index=False, float_format="%.2f")
+    return path
+
+
+def _write_impute(path: Path, seed: int) -> Path:
+    panel = make_panel(40, 24, seed=seed)
+    rng = np.random.default_rng(seed)
+    mask = np.isfinite(panel) & (rng.random(panel.shape) < 0.15)
+    months = _months(24)
+    df = pd.DataFrame(panel, columns=months)
+    for j, m in enumerate(months):
+        df[f"mask_{m}"] = mask[:, j].astype(int)
+    df.insert(0, "series_id", [f"s-{i}" for i in range(len(df))])
+    df.to_csv(path, index=False, float_format="%.2f")
+    return path
+
+
+def test_forecast_csv_blank_is_missing(tmp_path: Path) -> None:
+    split = read_forecast_csv(_write_forecast(tmp_path / "f.csv", 1))
+    assert split.history.shape == (40, 24) and split.target.shape == (40, 12)
+    assert np.isnan(split.history).any()
+
+
+def test_bench_forecast_cli_writes_the_issue_format(tmp_path: Path) -> None:
+    train = _write_forecast(tmp_path / "train.csv", 1)
+    test = _write_forecast(tmp_path / "test.csv", 2)
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "forecast",
+            "--train",
+            str(train),
+            "--test",
+            str(test),
+            "--model",
+            "naive,drift",
+            "--json",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    rows = json.loads(out.read_text())
+    assert [r["model"] for r in rows] == ["naive", "drift"]
+    for r in rows:
+        assert KEYS <= set(r) <= KEYS | {"default"}
+        assert r["n_series"] == 40 and r["n_points"] > 0
+    assert "MAE" in result.output
+
+
+def test_bench_forecast_marks_the_default_and_times_3000(tmp_path: Path) -> None:
+    train = _write_forecast(tmp_path / "train.csv", 1)
+    test = _write_forecast(tmp_path / "test.csv", 2)
+    result = bench_forecast(train, test, val=test, model="naive,lgbm")
+    assert [r.default for r in result.rows] == [False, True]
+    assert result.default_predict_3000_s is not None and result.default_predict_3000_s > 0
+
+
+def test_bench_impute_scores_masked_cells(tmp_path: Path) -> None:
+    train = _write_impute(tmp_path / "train.csv", 1)
+    test = _write_impute(tmp_path / "test.csv", 2)
+    rows = bench_impute(train, test, model="linear")
+    assert rows[0].model == "linear" and rows[0].n_points > 0
+    assert rows[0].mre < 0.2
+
+
+def test_unknown_model_is_a_clean_error(tmp_path: Path) -> None:
+    train = _write_forecast(tmp_path / "train.csv", 1)
+    with pytest.raises(ForecastError, match="unknown forecaster"):
+        bench_forecast(train, train, model="arima")
+    result = CliRunner().invoke(
+        app, ["bench", "forecast", "--train", str(train), "--test", str(train), "--model", "arima"]
+    )
+    assert result.exit_code == 1
