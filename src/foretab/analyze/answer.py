@@ -197,9 +197,10 @@ def _reasoning(
         ref, target, change = changes[0]
         current = current_price(plan, ref, history)
         label = "Increase" if target > current else "Decrease" if target < current else "No change"
+        direction = "higher" if label == "Increase" else "lower"
         text = (
-            f"The {what} of {ref.project} {when} ({_fmt(target)}) is {label.lower()} "
-            f"compared with the current price ({_fmt(current)})."
+            f"{label}: the {what} of {ref.project} {when} ({_fmt(target)}) is {direction} "
+            f"than the current price ({_fmt(current)})."
         )
         if label == "No change":
             text = (
