@@ -138,6 +138,7 @@ def test_report_has_table_chart_and_weak_templates(
     assert "| GH + GF |" in text and "| Full pipeline |" in text
     assert "![Reasoning accuracy and F1 per ablation](report.png)" in text
     assert "Accuracy per template" in text and "**" in text
+    assert "Forecasting error per template" in text
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert render_markdown(loaded).count("\n| R") >= 20
 

@@ -143,3 +143,16 @@ def test_train_without_reference_month_is_a_clean_error(tmp_path: Path) -> None:
     ingest_frame(_frame(), db, None)
     with pytest.raises(ForecastError, match="no reference month"):
         train_store_forecaster(db, "naive")
+
+
+def test_store_default_is_the_registry_default_and_loading_is_light() -> None:
+    import subprocess
+    import sys
+
+    from foretab.forecast import DEFAULT_FORECASTER
+    from foretab.forecast.store import STORE_DEFAULT_FORECASTER
+
+    assert STORE_DEFAULT_FORECASTER == DEFAULT_FORECASTER
+    code = "import sys, foretab.forecast.store; print('lightgbm' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

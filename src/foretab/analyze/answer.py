@@ -4,7 +4,8 @@ Numeric rule, shared with the dataset builder (both must compute answers this wa
 
 * Every monthly price is rounded first: ``p = round(price, 2)``.
 * A target over the window uses the rounded prices of the window's months that have a
-  value: VALUE = the month's price; MEAN = ``round(sum(ps) / len(ps), 2)``; MAX / MIN =
+  value: VALUE = the month's price; MEAN = the exact decimal mean of the rounded prices,
+  rounded half up to 2 decimals (as SQL's ROUND on a DECIMAL does); MAX / MIN =
   ``max(ps)`` / ``min(ps)``. EACH lists every window month with a value. A window month
   that lies after R and has no future value, or a window with no value at all, raises
   ``ForecastError`` (future) or ``QuestionError`` (history) — never a silent guess.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 
 from foretab.errors import ForecastError, QuestionError
 from foretab.months import Month
@@ -79,7 +81,10 @@ def _window_text(plan: Plan) -> str:
 def _target(plan: Plan, prices: list[tuple[Month, float]]) -> float:
     values = [value for _, value in prices]
     if plan.aggregate is Aggregate.MEAN:
-        return round(sum(values) / len(values), 2)
+        # Binary floats make ``round(x, 2)`` of a mean ending in ...5 go either way; the
+        # exact decimal mean rounds the same every time, and as the gold SQL does.
+        exact = sum(Decimal(f"{v:.2f}") for v in values) / len(values)
+        return float(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
     if plan.aggregate is Aggregate.MAX:
         return max(values)
     if plan.aggregate is Aggregate.MIN:

@@ -127,6 +127,7 @@ class ItemResult:
     error: str | None
     numeric: NumericOutcome | None = None
     categorical: CategoricalOutcome | None = None
+    future_source: str = ""  # the engine's trace: "model:lgbm", "oracle", "none", ...
 
     @property
     def correct(self) -> bool:
@@ -176,10 +177,14 @@ class RunResult:
         retrieval = score_retrieval((r.item.tables, r.retrieved) for r in self.results)
         latencies = [r.seconds * 1000 for r in self.results]
         errors = Counter(r.error.split(":", 1)[0] for r in self.results if r.error)
+        # Which future source answered the forecast questions (history ones need none).
+        sources = Counter(r.future_source for r in self.results if r.item.task != "history")
+        sources.pop("", None)
         return {
             "ablation": self.ablation,
             "ablation_label": ablation_spec(self.ablation).label,
             "model": self.model,
+            "future_source": sources.most_common(1)[0][0] if sources else None,
             "dataset": self.dataset,
             **self.meta,
             "questions": len(self.results),
@@ -213,6 +218,7 @@ def per_template(results: Sequence[ItemResult]) -> dict[str, dict[str, object]]:
         else:
             score = aggregate_numeric([r.numeric for r in group if r.numeric])
             row["mae"] = score.mae
+            row["mre"] = score.mre
             row["valid_completion_rate"] = score.valid_completion_rate
         table[template_id] = row
     return table
@@ -224,6 +230,7 @@ def evaluate_item(engine: EngineLike, item: QAItem, spec: AblationSpec) -> ItemR
     predicted: object = None
     retrieved: tuple[str, ...] = ()
     error: str | None = None
+    source = ""
     try:
         answer = engine.ask(
             item.question,
@@ -233,17 +240,18 @@ def evaluate_item(engine: EngineLike, item: QAItem, spec: AblationSpec) -> ItemR
         predicted = _plain(getattr(answer, "answer", None))
         trace = getattr(answer, "trace", None)
         retrieved = tuple(getattr(trace, "tables", ()) or ())
+        source = str(getattr(trace, "future_source", "") or "")
     except Exception as exc:  # any engine failure is a wrong answer, never a crashed run
         error = f"{type(exc).__name__}: {exc}"
     seconds = time.perf_counter() - started
     if item.task == "reasoning":
         return ItemResult(
             item, predicted, retrieved, seconds, error,
-            categorical=score_categorical(item.answer, predicted),
+            categorical=score_categorical(item.answer, predicted), future_source=source,
         )  # fmt: skip
     return ItemResult(
         item, predicted, retrieved, seconds, error,
-        numeric=score_numeric(item.answer, predicted),
+        numeric=score_numeric(item.answer, predicted), future_source=source,
     )  # fmt: skip
 
 

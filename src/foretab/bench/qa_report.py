@@ -19,6 +19,7 @@ RunJson = dict[str, object]
 # The paper's Figure 3 order: no forecast, golden captions, golden history, oracle, full.
 ORDER = ("gh-nf", "gtc", "gh-pf", "gh-gf", "none")
 WEAK = 50.0
+WEAK_MRE = 20.0  # percent
 # The paper's Table 3, TimeFore rows: (model, MSE, MAE, MRE, Acc, P, R, F1).
 PAPER_TABLE3 = (
     ("Qwen3 30B", 31572410.36, 2788.20, 0.1326, 31.59, 61.78, 58.80, 60.25),
@@ -159,35 +160,64 @@ def _paper_section() -> list[str]:
     return lines
 
 
+def _per_template_value(run: RunJson, template_id: str, key: str) -> float | None:
+    row = _section(run, "per_template").get(template_id)
+    value = row.get(key) if isinstance(row, dict) else None
+    return float(value) if isinstance(value, int | float) else None
+
+
 def _template_table(runs: list[RunJson]) -> list[str]:
     ids = sorted({t for run in runs for t in _section(run, "per_template")})
     if not ids:
         return []
-
-    def accuracy(run: RunJson, template_id: str) -> float | None:
-        row = _section(run, "per_template").get(template_id)
-        value = row.get("accuracy") if isinstance(row, dict) else None
-        return float(value) if isinstance(value, int | float) else None
-
-    # Sort by the full pipeline when it is there: its weak families are the ones to fix.
+    # Sorted by the full pipeline when it is there: its weak families are the ones to fix.
     key_run = next((r for r in runs if r.get("ablation") == "none"), runs[0])
-    ids.sort(key=lambda t: (accuracy(key_run, t) is None, accuracy(key_run, t) or 0.0, t))
-    lines = [
-        f"## Accuracy per template (exact answers, %; lowest first by {run_label(key_run)}; "
-        f"**bold** below {WEAK:.0f})",
-        "",
-        "| Template | Family | " + " | ".join(run_label(r) for r in runs) + " |",
-        "|---|---|" + "---:|" * len(runs),
-    ]
-    for template_id in ids:
+    header = "| Template | Family | " + " | ".join(run_label(r) for r in runs) + " |"
+    rule = "|---|---|" + "---:|" * len(runs)
+
+    def family(template_id: str) -> str:
         template = TEMPLATES_BY_ID.get(template_id)
-        family = f"{template.task.value}: {template.description}" if template else ""
+        return f"{template.task.value}: {template.description}" if template else ""
+
+    def is_forecast(template_id: str) -> bool:
+        template = TEMPLATES_BY_ID.get(template_id)
+        return template is not None and template.task.value == "forecast"
+
+    exact = [t for t in ids if not is_forecast(t)]
+    exact.sort(key=lambda t: (_per_template_value(key_run, t, "accuracy") or 0.0, t))
+    lines = [
+        f"## Accuracy per template (reasoning and history; exact answers, %; lowest first "
+        f"by {run_label(key_run)}; **bold** below {WEAK:.0f})",
+        "",
+        header,
+        rule,
+    ]
+    for template_id in exact:
         cells = []
         for run in runs:
-            value = accuracy(run, template_id)
+            value = _per_template_value(run, template_id, "accuracy")
             text = _num(value, 1)
             cells.append(f"**{text}**" if value is not None and value < WEAK else text)
-        lines.append(f"| {template_id} | {family} | " + " | ".join(cells) + " |")
+        lines.append(f"| {template_id} | {family(template_id)} | " + " | ".join(cells) + " |")
+    forecast = [t for t in ids if is_forecast(t)]
+    if forecast:
+        forecast.sort(key=lambda t: (-(_per_template_value(key_run, t, "mre") or 0.0), t))
+        lines += [
+            "",
+            f"## Forecasting error per template (MRE, %; highest first by "
+            f"{run_label(key_run)}; **bold** above {WEAK_MRE:.0f})",
+            "",
+            header,
+            rule,
+        ]
+        for template_id in forecast:
+            cells = []
+            for run in runs:
+                value = _per_template_value(run, template_id, "mre")
+                pct = None if value is None else 100.0 * value
+                text = _num(pct, 2)
+                cells.append(f"**{text}**" if pct is not None and pct > WEAK_MRE else text)
+            lines.append(f"| {template_id} | {family(template_id)} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -200,7 +230,7 @@ def plot_runs(runs: list[RunJson], path: Path) -> Path:
 
     models: dict[str, list[RunJson]] = {}
     for run in runs:
-        models.setdefault(str(run.get("model") or "default"), []).append(run)
+        models.setdefault(str(run.get("model") or "store default"), []).append(run)
     fig, axes = plt.subplots(
         1, len(models), figsize=(4.5 * len(models) + 1, 4), squeeze=False, sharey=True
     )
@@ -224,7 +254,15 @@ def plot_runs(runs: list[RunJson], path: Path) -> Path:
         ax.set_xticks(list(xs))
         ax.set_xticklabels(labels, rotation=20, ha="right")
         ax.set_ylim(0, 110)
-        ax.set_title(f"forecaster: {model}")
+        trained = next(
+            (
+                str(r["future_source"])
+                for r in group
+                if str(r.get("future_source", "")).startswith("model:")
+            ),
+            "",
+        )
+        ax.set_title(f"forecaster: {trained.removeprefix('model:') or model}")
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("Forecast-based reasoning (%)")
     axes[0][-1].legend(loc="upper left", fontsize=8)

@@ -1,30 +1,48 @@
 """Imputation and forecasting of monthly price series (DESIGN §6).
 
 Models see numpy arrays only (``[n_series, n_months]``, NaN = no data) and are looked up
-by name; :mod:`foretab.forecast.store` fits and persists one for a store.
+by name; :mod:`foretab.forecast.store` fits and persists one for a store. The registry
+(and with it LightGBM) is imported on first use, so loading a stored forecaster stays
+fast.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from foretab.forecast.base import MAX_HORIZON, Forecaster, Imputer, ValidationSplit
-from foretab.forecast.registry import (
-    DEFAULT_FORECASTER,
-    DEFAULT_IMPUTER,
-    FORECASTERS,
-    IMPUTERS,
-    NEURAL,
-    get_forecaster,
-    get_imputer,
+
+_REGISTRY_NAMES = frozenset(
+    {
+        "DEFAULT_FORECASTER",
+        "DEFAULT_IMPUTER",
+        "FORECASTERS",
+        "IMPUTERS",
+        "NEURAL",
+        "get_forecaster",
+        "get_imputer",
+    }
 )
 
-__all__ = [
+
+def __getattr__(name: str) -> Any:
+    if name in _REGISTRY_NAMES:
+        from foretab.forecast import registry
+
+        return getattr(registry, name)
+    raise AttributeError(f"module 'foretab.forecast' has no attribute {name!r}")
+
+
+__all__ = [  # noqa: RUF022 - grouped: contracts, then the registry
+    "MAX_HORIZON",
+    "Forecaster",
+    "Imputer",
+    "ValidationSplit",
     "DEFAULT_FORECASTER",
     "DEFAULT_IMPUTER",
     "FORECASTERS",
     "IMPUTERS",
-    "MAX_HORIZON",
     "NEURAL",
-    "Forecaster",
-    "Imputer",
-    "ValidationSplit",
     "get_forecaster",
     "get_imputer",
 ]

@@ -51,11 +51,11 @@ class _NeuralForecaster(Forecaster):
         self,
         seed: int = 0,
         lookback: int = 24,
-        max_steps: int = 1500,
+        max_steps: int = 3000,
         batch_size: int = 256,
         learning_rate: float = 1e-3,
         eval_every: int = 100,
-        patience: int = 5,
+        patience: int = 10,
         time_budget_s: float = 240.0,
         n_threads: int = 1,
     ) -> None:
