@@ -1,14 +1,88 @@
-"""Sample questions asked at the end of ``foretab demo``."""
+"""Sample questions asked at the end of ``foretab demo``: one per question family.
+
+The forecaster is trained on the demo store first (history up to the reference month only),
+then every question goes through the real engine: parse → retrieve → guarded SQL →
+forecast → analyze.
+"""
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
+
 from rich.console import Console
+from rich.table import Table
+
+from foretab.errors import ForetabError
+from foretab.store import ProjectEntry, open_history
+
+
+@dataclass(frozen=True, slots=True)
+class SampleAnswer:
+    """One asked question and what came back (``error`` when the engine refused it)."""
+
+    question: str
+    answer: list[list[str | float]] | None
+    text: str
+    error: str = ""
+
+
+def sample_questions(db: str) -> list[str]:
+    """Questions of every family about projects that have recent history in the store."""
+    with open_history(db) as store:
+        reference = store.reference_month
+        projects = store.projects()
+    assert reference is not None, "the demo store is ingested with a reference month"
+    recent = [p for p in projects if p.last_month == reference and p.n_months >= 12]
+    by_district: dict[tuple[str, str], list[ProjectEntry]] = {}
+    for p in recent:
+        by_district.setdefault((p.city, p.district), []).append(p)
+    (city, district), group = max(by_district.items(), key=lambda kv: (len(kv[1]), kv[0]))
+    a, b, c = (group + group)[:3]
+    place = f"{district.removesuffix(' District')}, {city}"
+    return [
+        f"What will the average price of {a.project} in {place} be next month?",
+        f"What is the highest monthly price {a.project} in {place} is expected to reach in the next six months?",
+        f"List the expected monthly prices of {b.project} in {place} for the first quarter of next year.",
+        f"What will the average prices of {a.project} and {b.project} in {place} be in three months?",
+        f"Will the average price of {b.project} in {place} over next year be higher or lower than now?",
+        f"Which of {a.project}, {b.project} and {c.project} in {place} will see a bigger price increase next year?",
+        f"Which will be cheaper next quarter, {a.project} or {c.project} in {place}?",
+        f"What was the average price of {c.project} in {place} last month?",
+    ]
+
+
+def ask_samples(db: str, questions: list[str]) -> list[SampleAnswer]:
+    """Answer each question with the trained forecaster; refusals are kept, not raised."""
+    from foretab.engine import Engine
+
+    answers: list[SampleAnswer] = []
+    with Engine(db, future="model") as engine:
+        for question in questions:
+            try:
+                result = engine.ask(question)
+                answers.append(SampleAnswer(question, result.answer, result.text))
+            except ForetabError as exc:
+                answers.append(SampleAnswer(question, None, "", exc.message))
+    return answers
 
 
 def show_sample_questions(db: str, console: Console) -> None:
-    """Ask a few sample questions of the demo store and print the answers.
+    """Train the store's forecaster, ask one question per family and print the answers."""
+    from foretab.forecast.store import train_store_forecaster
 
-    Deliberately empty for now: the question engine will ask sample questions here
-    (a forecast for one project, a comparison, a historical lookup) once it exists.
-    """
-    del db, console
+    started = time.perf_counter()
+    with console.status("training the forecaster on history up to the reference month"):
+        fitted = train_store_forecaster(db)
+    console.print(
+        f"\n[bold]Forecaster[/] {fitted.model} trained on {len(fitted.projects)} projects "
+        f"in {time.perf_counter() - started:.1f} s (saved with the store)."
+    )
+    table = Table(title="Sample questions (foretab ask)", show_lines=True)
+    table.add_column("question", overflow="fold", ratio=3)
+    table.add_column("answer", overflow="fold", ratio=2)
+    for sample in ask_samples(db, sample_questions(db)):
+        shown = sample.text if not sample.error else f"[red]refused:[/] {sample.error}"
+        table.add_row(sample.question, shown)
+    console.print(table)
+    console.print(f'Ask your own: foretab ask "..." --db {db}   (add --json for the full trace)')
