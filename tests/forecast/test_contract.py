@@ -47,6 +47,7 @@ def test_forecaster_contract(name: str) -> None:
     history[0, 5] = 20_000.0  # one observation
     history[1, 10:] = np.nan  # a long gap at the end
     history[1, :10] = 30_000.0
+    history[2, :20] = np.nan  # four observations only, at the very end
     model = _fitted(name, 7, train)
     pred = model.predict(history, 12)
     assert pred.shape == (25, 12)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from foretab.forecast.base import Forecaster, last_observed
@@ -30,9 +32,15 @@ class _StatsForecaster(Forecaster):
         for i in np.flatnonzero(counts >= self.min_obs):
             y = _trimmed(history[i])
             try:
-                fc = self._model().forecast(y=y, h=h)["mean"]  # type: ignore[attr-defined]
-            except (ValueError, np.linalg.LinAlgError, ZeroDivisionError):
-                continue  # keep the naive row: a degenerate series is not worth a crash
+                # Flat stretches make statsforecast divide by zero inside its fit; the
+                # result is then non-finite and replaced by the naive row below.
+                with warnings.catch_warnings(), np.errstate(all="ignore"):
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    fc = self._model().forecast(y=y, h=h)["mean"]  # type: ignore[attr-defined]
+            except (ValueError, np.linalg.LinAlgError, ZeroDivisionError, NotImplementedError):
+                # statsforecast refuses short or degenerate series ("tiny datasets"):
+                # keep the naive row.
+                continue
             if np.all(np.isfinite(fc)):
                 out[i] = fc
         return out
