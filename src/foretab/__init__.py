@@ -13,4 +13,6 @@ def __getattr__(name: str) -> object:
 
         return Engine
     raise AttributeError(name)
+
+
 __version__ = "0.1.0"

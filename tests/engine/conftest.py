@@ -9,13 +9,21 @@ import pytest
 
 from foretab.months import Month
 
-SHARED_CSV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "realestate" / "project_prices.csv.gz"
+SHARED_CSV = (
+    Path(__file__).resolve().parents[2].parent
+    / "shared"
+    / "data"
+    / "realestate"
+    / "project_prices.csv.gz"
+)
 
 
 @pytest.fixture(scope="session")
 def corpus_frame() -> pd.DataFrame:
     if not SHARED_CSV.exists():
-        pytest.skip(f"shared corpus not found at {SHARED_CSV} (CI has ../shared beside the checkout)")
+        pytest.skip(
+            f"shared corpus not found at {SHARED_CSV} (CI has ../shared beside the checkout)"
+        )
     return pd.read_csv(SHARED_CSV)
 
 

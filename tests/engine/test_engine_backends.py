@@ -12,13 +12,13 @@ from foretab.cli.main import _register, app
 from foretab.engine import Engine
 from foretab.store.ingest import ingest_frame
 
-from .test_retrieve_sql import POLY, R, VANKE, corpus
+from .test_retrieve_sql import POLY, VANKE, R, corpus
 
 QUESTIONS = [
     f"What will the average price of {POLY.project} in Jiangning, Nanjing be next month?",
     f"What was the average price of {VANKE.project} in Baoan, Shenzhen in each month of the last quarter of 2021?",
     f"Will the average price of {POLY.project} in jiangning district nanjing in the first half of next year be higher than now?",
-    f"Which will be lower in March 2022: Poly Central Park or Greenland Lixiang City in Jiangning, Nanjing?",
+    "Which will be lower in March 2022: Poly Central Park or Greenland Lixiang City in Jiangning, Nanjing?",
 ]
 
 
@@ -28,7 +28,7 @@ def answers(db: str, future: str) -> list[object]:
 
 
 @pytest.mark.parametrize("future", ["oracle", "none"])
-def test_duckdb_and_postgres_agree(pg_server, tmp_path: Path, future: str) -> None:  # noqa: ANN001
+def test_duckdb_and_postgres_agree(pg_server, tmp_path: Path, future: str) -> None:
     duck = str(tmp_path / "c.duckdb")
     pg = pg_server.url(pg_server.fresh_dbname("engine"))
     ingest_frame(corpus(sparse=False), duck, R)
@@ -54,10 +54,30 @@ def test_ask_json_and_errors(tmp_path: Path) -> None:
     ok = runner.invoke(app, ["ask", QUESTIONS[1], "--db", db, "--json"])
     assert ok.exit_code == 0, ok.output
     data = json.loads(ok.stdout)
-    for key in ("question", "task", "answer", "text", "plan", "tables", "sql", "history", "forecast", "timings"):
+    for key in (
+        "question",
+        "task",
+        "answer",
+        "text",
+        "plan",
+        "tables",
+        "sql",
+        "history",
+        "forecast",
+        "timings",
+    ):
         assert key in data
     assert data["task"] == "history" and len(data["answer"]) == 3
-    bad = runner.invoke(app, ["ask", "What will the price of Crystal Palace in Jiangning, Nanjing be next month?", "--db", db, "--json"])
+    bad = runner.invoke(
+        app,
+        [
+            "ask",
+            "What will the price of Crystal Palace in Jiangning, Nanjing be next month?",
+            "--db",
+            db,
+            "--json",
+        ],
+    )
     assert bad.exit_code == 2
     error = json.loads(bad.stdout)["error"]
     assert error["type"] == "UnknownEntityError" and "Crystal Palace" in error["message"]

@@ -15,7 +15,9 @@ import pytest
 from foretab.engine import Engine
 from foretab.errors import ForetabError
 
-CASES = json.loads((Path(__file__).parents[1] / "fixtures" / "questions" / "lead_paraphrases.json").read_text())
+CASES = json.loads(
+    (Path(__file__).parents[1] / "fixtures" / "questions" / "lead_paraphrases.json").read_text()
+)
 
 
 def describe(engine: Engine, question: str) -> dict[str, object]:
@@ -42,7 +44,11 @@ def test_unseen_paraphrases_parse(corpus_db: str) -> None:
             except ForetabError as exc:
                 got = {"error": exc.message}
             if got != want:
-                diff = {k: (got.get(k), want[k]) for k in want if got.get(k) != want[k]} if "error" not in got else got
+                diff = (
+                    {k: (got.get(k), want[k]) for k in want if got.get(k) != want[k]}
+                    if "error" not in got
+                    else got
+                )
                 failures.append(f"{case['question']}\n    {diff}")
     accuracy = 1 - len(failures) / len(CASES)
     print(f"paraphrase accuracy {accuracy:.1%} ({len(CASES) - len(failures)}/{len(CASES)})")
