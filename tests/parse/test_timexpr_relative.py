@@ -20,7 +20,11 @@ R = Month(2021, 12)
         ("two months later", R + 2, R + 2),
         ("What is the current average price of X?", R, R),
         ("What is the latest price of X?", R, R),
-        ("Compared with the current price, will X rise in June 2022?", Month(2022, 6), Month(2022, 6)),
+        (
+            "Compared with the current price, will X rise in June 2022?",
+            Month(2022, 6),
+            Month(2022, 6),
+        ),
         ("Will X be above its current price next quarter?", Month(2022, 1), Month(2022, 3)),
     ],
 )
