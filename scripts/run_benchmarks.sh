@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Reproduce the README's benchmark figures (except the neural rows of the forecasting table,
+# which need the [neural] extra and several CPU minutes: add `--model all` to include them).
+# Usage: scripts/run_benchmarks.sh [OUT_DIR]   (default: runs/)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-runs}
+data=../shared/data
+mkdir -p "$out"
+db="$out/corpus.duckdb"
+
+echo "== ingest the shared corpus (reference month 2021-12)"
+/usr/bin/env time -f "ingest wall %e s" foretab ingest "$data/realestate/project_prices.csv.gz" --db "$db" --reference-month 2021-12
+
+echo "== train the store's forecaster"
+/usr/bin/env time -f "train wall %e s" foretab train --db "$db"
+
+echo "== forecaster vs naive on the corpus (2022 scored against the future store)"
+foretab bench corpus --db "$db" --json "$out/bench_corpus.json"
+
+echo "== QA dataset and every ablation on its test split"
+foretab bench build --db "$db" --out "$out/qa" --seed 0
+for ablation in none gh-nf gtc gh-pf gh-gf; do
+  foretab bench run --db "$db" --dataset "$out/qa/test.jsonl" --ablation "$ablation" --json "$out/qa_$ablation.json"
+done
+foretab bench report "$out"/qa_none.json "$out"/qa_gh-nf.json "$out"/qa_gtc.json "$out"/qa_gh-pf.json "$out"/qa_gh-gf.json --out "$out/qa_report.md"
+
+echo "== latency"
+foretab bench latency --db "$db" --dataset "$out/qa/test.jsonl" --n 500 --json "$out/latency.json"
