@@ -55,8 +55,8 @@ class LightGBMForecaster(Forecaster):
         self,
         seed: int = 0,
         lookback: int = 24,
-        n_estimators: int = 1500,
-        learning_rate: float = 0.1,
+        n_estimators: int = 3000,
+        learning_rate: float = 0.05,
         num_leaves: int = 63,
         objective: str = "l1",
         calendar: bool = True,
@@ -89,7 +89,12 @@ class LightGBMForecaster(Forecaster):
             "verbose": -1,
         }
         self.n_estimators = n_estimators
+        # Without a validation split (the store forecaster): a fixed budget at a faster
+        # rate, near what early stopping picks on val at 0.1, so `foretab train` stays
+        # as fast as before. With val, 0.05 + early stopping scored better on an inner
+        # split of the train series (MAE 2,579 vs 2,594).
         self.default_rounds = 250
+        self.default_learning_rate = 0.1
         self.verbose = verbose
         # Several boosters that differ only in their bagging / feature-sampling seeds,
         # averaged on the log-ratio scale: variance reduction without new information.
@@ -141,6 +146,8 @@ class LightGBMForecaster(Forecaster):
         self.boosters = []
         for k in range(members):
             params = dict(self.params)
+            if val is None:
+                params["learning_rate"] = self.default_learning_rate
             if k:  # member 0 is the single-model forecaster, seeds untouched
                 params["bagging_seed"] = self.seed * 1000 + k
                 params["feature_fraction_seed"] = self.seed * 1000 + k
