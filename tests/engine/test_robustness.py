@@ -20,24 +20,13 @@ from foretab.engine import Engine
 from foretab.errors import ForetabError
 from foretab.months import Month, month_range
 
+from .test_paraphrases import describe
+
 CASES = json.loads(
     (Path(__file__).parents[1] / "fixtures" / "questions" / "robustness_set.json").read_text()
 )
 MIN_ACCURACY = 0.95
 REFERENCE = "2021-12"
-
-
-def describe(engine: Engine, question: str) -> dict[str, object]:
-    plan = engine.parse(question)
-    return {
-        "projects": [[p.city, p.district, p.project] for p in plan.projects],
-        "first": plan.window.first.iso,
-        "last": plan.window.last.iso,
-        "aggregate": plan.aggregate.value,
-        "task": plan.task.value,
-        "comparison": plan.comparison.value,
-        "measure": plan.measure.value,
-    }
 
 
 def outcome(engine: Engine, question: str) -> dict[str, object]:

@@ -77,15 +77,12 @@ def bench_corpus(
         pred_s = time.perf_counter() - start
         s = score(pred, truth)
         rows.append(
-            BenchRow(
-                model=name,
-                mse=s.mse,
-                mae=s.mae,
-                mre=s.mre,
+            BenchRow.scored(
+                name,
+                s,
                 n_series=int(keep.sum()),
-                n_points=s.n_points,
-                fit_seconds=round(fit_s, 3),
-                predict_seconds=round(pred_s, 3),
+                fit_seconds=fit_s,
+                predict_seconds=pred_s,
                 default=name == STORE_DEFAULT_FORECASTER,
             )
         )

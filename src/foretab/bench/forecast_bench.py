@@ -16,7 +16,7 @@ from foretab.errors import ForecastError
 from foretab.forecast import registry
 from foretab.forecast.base import MAX_HORIZON, Forecaster, ValidationSplit
 from foretab.forecast.data import read_forecast_csv, read_impute_csv
-from foretab.forecast.metrics import score
+from foretab.forecast.metrics import Scores, score
 from foretab.forecast.neural import neural_available
 
 #: called with (model name, "fit" | "predict" | "skipped: why")
@@ -36,6 +36,30 @@ class BenchRow:
     fit_seconds: float
     predict_seconds: float
     default: bool = False
+
+    @classmethod
+    def scored(
+        cls,
+        model: str,
+        result: Scores,
+        *,
+        n_series: int,
+        fit_seconds: float,
+        predict_seconds: float,
+        default: bool,
+    ) -> BenchRow:
+        """A row from a metrics ``Scores`` and the measured seconds."""
+        return cls(
+            model=model,
+            mse=result.mse,
+            mae=result.mae,
+            mre=result.mre,
+            n_series=n_series,
+            n_points=result.n_points,
+            fit_seconds=round(fit_seconds, 3),
+            predict_seconds=round(predict_seconds, 3),
+            default=default,
+        )
 
     def to_dict(self) -> dict[str, object]:
         data = asdict(self)
@@ -106,15 +130,12 @@ def bench_forecast(
         pred_s = time.perf_counter() - start
         s = score(pred, test_split.target[:, :h])
         rows.append(
-            BenchRow(
-                model=name,
-                mse=s.mse,
-                mae=s.mae,
-                mre=s.mre,
+            BenchRow.scored(
+                name,
+                s,
                 n_series=len(test_split.series_id),
-                n_points=s.n_points,
-                fit_seconds=round(fit_s, 3),
-                predict_seconds=round(pred_s, 3),
+                fit_seconds=fit_s,
+                predict_seconds=pred_s,
                 default=name == registry.DEFAULT_FORECASTER,
             )
         )
@@ -158,15 +179,12 @@ def bench_impute(
         pred_s = time.perf_counter() - start
         s = score(filled, test_split.values, test_split.mask)
         rows.append(
-            BenchRow(
-                model=name,
-                mse=s.mse,
-                mae=s.mae,
-                mre=s.mre,
+            BenchRow.scored(
+                name,
+                s,
                 n_series=len(test_split.series_id),
-                n_points=s.n_points,
-                fit_seconds=round(fit_s, 3),
-                predict_seconds=round(pred_s, 3),
+                fit_seconds=fit_s,
+                predict_seconds=pred_s,
                 default=name == registry.DEFAULT_IMPUTER,
             )
         )
