@@ -103,4 +103,4 @@ def test_unknown_model_is_a_clean_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         app, ["bench", "forecast", "--train", str(train), "--test", str(train), "--model", "arima"]
     )
-    assert result.exit_code == 1
+    assert result.exit_code == 2

@@ -5,17 +5,22 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from foretab.bench.corpus_forecast import bench_corpus
-from foretab.bench.forecast_bench import BenchRow, bench_forecast, bench_impute
+from foretab.cli.common import ERROR_EXIT_CODE
 from foretab.cli.main import app, bench_app
 from foretab.errors import ForetabError
 from foretab.forecast.store import STORE_DEFAULT_FORECASTER, train_store_forecaster
+
+if TYPE_CHECKING:
+    from foretab.bench.forecast_bench import BenchRow
+
+# The benchmark modules import LightGBM, statsforecast and torch: they are imported inside
+# the commands so that `foretab ask` does not pay for them at start-up.
 
 console = Console(stderr=True)
 out = Console(width=110)
@@ -25,7 +30,7 @@ def _fail(err: ForetabError) -> None:
     console.print(f"[red]error:[/red] {err.message}")
     for s in err.suggestions:
         console.print(f"  try: {s}")
-    raise typer.Exit(1)
+    raise typer.Exit(ERROR_EXIT_CODE)
 
 
 def _table(title: str, rows: Sequence[BenchRow]) -> Table:
@@ -75,6 +80,8 @@ def forecast_cmd(
 ) -> None:
     """Fit forecasters on --train and score 12-month forecasts on --test."""
     try:
+        from foretab.bench.forecast_bench import bench_forecast
+
         result = bench_forecast(train, test, val, model, seed, _progress)
     except ForetabError as err:
         _fail(err)
@@ -104,6 +111,8 @@ def impute_cmd(
 ) -> None:
     """Fit imputers on --train and score the masked cells of --test."""
     try:
+        from foretab.bench.forecast_bench import bench_impute
+
         rows = bench_impute(train, test, model, seed, _progress)
     except ForetabError as err:
         _fail(err)
@@ -127,6 +136,8 @@ def corpus_cmd(
 ) -> None:
     """Forecast R+1..R+12 from the history store; score against the future store."""
     try:
+        from foretab.bench.corpus_forecast import bench_corpus
+
         rows = bench_corpus(db, model, seed, _progress)
     except ForetabError as err:
         _fail(err)
