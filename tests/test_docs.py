@@ -28,7 +28,16 @@ def commands() -> list[tuple[str, ...]]:
 
 def test_there_are_commands() -> None:
     names = {" ".join(c) for c in commands()}
-    assert {"ingest", "tables", "sql", "ask", "demo", "train", "bench forecast", "bench run"} <= names
+    assert {
+        "ingest",
+        "tables",
+        "sql",
+        "ask",
+        "demo",
+        "train",
+        "bench forecast",
+        "bench run",
+    } <= names
 
 
 def test_every_command_has_help_and_is_in_the_readme() -> None:
@@ -39,7 +48,11 @@ def test_every_command_has_help_and_is_in_the_readme() -> None:
         assert result.exit_code == 0, result.output
         assert len(result.output.strip().splitlines()) > 3, f"{command} has no help text"
         last = command[-1]
-        pattern = rf"foretab {' '.join(command)}\b" if len(command) == 1 else rf"foretab bench [^`]*\b{last}\b"
+        pattern = (
+            rf"foretab {' '.join(command)}\b"
+            if len(command) == 1
+            else rf"foretab bench [^`]*\b{last}\b"
+        )
         if not re.search(pattern, README):
             undocumented.append(" ".join(command))
     assert not undocumented, f"commands missing from README.md: {undocumented}"
