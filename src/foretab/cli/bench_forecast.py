@@ -11,9 +11,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from foretab.cli.common import ERROR_EXIT_CODE
+from foretab.cli.common import DbOption, exit_on_error
 from foretab.cli.main import app, bench_app
-from foretab.errors import ForetabError
 from foretab.forecast.store import STORE_DEFAULT_FORECASTER, train_store_forecaster
 
 if TYPE_CHECKING:
@@ -22,15 +21,13 @@ if TYPE_CHECKING:
 # The benchmark modules import LightGBM, statsforecast and torch: they are imported inside
 # the commands so that `foretab ask` does not pay for them at start-up.
 
+SeedOption = Annotated[int, typer.Option(help="Random seed for every model.")]
+JsonOutOption = Annotated[
+    Path | None, typer.Option("--json", help="Write the scores as a JSON list here.")
+]
+
 console = Console(stderr=True)
 out = Console(width=110)
-
-
-def _fail(err: ForetabError) -> None:
-    console.print(f"[red]error:[/red] {err.message}")
-    for s in err.suggestions:
-        console.print(f"  try: {s}")
-    raise typer.Exit(ERROR_EXIT_CODE)
 
 
 def _table(title: str, rows: Sequence[BenchRow]) -> Table:
@@ -64,6 +61,7 @@ def _progress(name: str, stage: str) -> None:
 
 
 @bench_app.command("forecast")
+@exit_on_error
 def forecast_cmd(
     train: Annotated[
         Path, typer.Option(help="Training CSV (series_id, 24 history + 12 target months).")
@@ -73,19 +71,13 @@ def forecast_cmd(
         Path | None, typer.Option(help="Validation CSV: model selection / early stopping only.")
     ] = None,
     model: Annotated[str, typer.Option(help="A forecaster name, a comma list, or 'all'.")] = "all",
-    seed: Annotated[int, typer.Option(help="Random seed for every model.")] = 0,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write the scores as a JSON list here.")
-    ] = None,
+    seed: SeedOption = 0,
+    json_out: JsonOutOption = None,
 ) -> None:
     """Fit forecasters on --train and score 12-month forecasts on --test."""
-    try:
-        from foretab.bench.forecast_bench import bench_forecast
+    from foretab.bench.forecast_bench import bench_forecast
 
-        result = bench_forecast(train, test, val, model, seed, _progress)
-    except ForetabError as err:
-        _fail(err)
-        return
+    result = bench_forecast(train, test, val, model, seed, _progress)
     out.print(_table(f"Forecasting: {test.name}", result.rows))
     if result.default_predict_3000_s is not None:
         out.print(
@@ -96,6 +88,7 @@ def forecast_cmd(
 
 
 @bench_app.command("impute")
+@exit_on_error
 def impute_cmd(
     train: Annotated[
         Path, typer.Option(help="Training CSV (series_id, 24 values, 24 mask_ columns).")
@@ -104,65 +97,47 @@ def impute_cmd(
         Path, typer.Option(help="CSV to score: cells with mask 1 are hidden and scored.")
     ],
     model: Annotated[str, typer.Option(help="An imputer name, a comma list, or 'all'.")] = "all",
-    seed: Annotated[int, typer.Option(help="Random seed for every model.")] = 0,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write the scores as a JSON list here.")
-    ] = None,
+    seed: SeedOption = 0,
+    json_out: JsonOutOption = None,
 ) -> None:
     """Fit imputers on --train and score the masked cells of --test."""
-    try:
-        from foretab.bench.forecast_bench import bench_impute
+    from foretab.bench.forecast_bench import bench_impute
 
-        rows = bench_impute(train, test, model, seed, _progress)
-    except ForetabError as err:
-        _fail(err)
-        return
+    rows = bench_impute(train, test, model, seed, _progress)
     out.print(_table(f"Imputation: {test.name}", rows))
     _write(json_out, rows)
 
 
 @bench_app.command("corpus")
+@exit_on_error
 def corpus_cmd(
-    db: Annotated[
-        str, typer.Option(help="The store: a .duckdb history file or postgresql:// URL.")
-    ],
+    db: DbOption,
     model: Annotated[
         str, typer.Option(help="Forecaster names (comma list) or 'all'.")
     ] = f"naive,{STORE_DEFAULT_FORECASTER}",
-    seed: Annotated[int, typer.Option(help="Random seed for every model.")] = 0,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write the scores as a JSON list here.")
-    ] = None,
+    seed: SeedOption = 0,
+    json_out: JsonOutOption = None,
 ) -> None:
     """Forecast R+1..R+12 from the history store; score against the future store."""
-    try:
-        from foretab.bench.corpus_forecast import bench_corpus
+    from foretab.bench.corpus_forecast import bench_corpus
 
-        rows = bench_corpus(db, model, seed, _progress)
-    except ForetabError as err:
-        _fail(err)
-        return
+    rows = bench_corpus(db, model, seed, _progress)
     out.print(_table("Corpus forecasts R+1..R+12 vs the future store", rows))
     _write(json_out, rows)
 
 
 @app.command("train")
+@exit_on_error
 def train_cmd(
-    db: Annotated[
-        str, typer.Option(help="The store: a .duckdb history file or postgresql:// URL.")
-    ],
+    db: DbOption,
     model: Annotated[
         str | None, typer.Option(help=f"Forecaster name (default {STORE_DEFAULT_FORECASTER}).")
     ] = None,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
 ) -> None:
     """Fit the store's forecaster on its history (to the reference month) and save it."""
-    try:
-        with console.status("training the forecaster") as status:
-            fitted = train_store_forecaster(db, model, seed, lambda msg: status.update(msg))
-    except ForetabError as err:
-        _fail(err)
-        return
+    with console.status("training the forecaster") as status:
+        fitted = train_store_forecaster(db, model, seed, lambda msg: status.update(msg))
     out.print(
         f"trained {fitted.model} at {fitted.reference_month.iso}: forecasts for "
         f"{len(fitted.projects)} projects, {fitted.months[0].iso}..{fitted.months[-1].iso} "
