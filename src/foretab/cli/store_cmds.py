@@ -97,10 +97,18 @@ def tables(
             and (district is None or e.district.lower() == district.strip().lower())
         ]
     if as_json:
-        keys = ("table_name", "caption", "city", "district", "year", "rows")
-        typer.echo(
-            json.dumps([{k: getattr(e, k) for k in keys} for e in entries], ensure_ascii=False)
-        )
+        rows = [
+            {
+                "name": e.table_name,
+                "caption": e.caption,
+                "city": e.city,
+                "district": e.district,
+                "year": e.year,
+                "rows": e.rows,
+            }
+            for e in entries
+        ]
+        typer.echo(json.dumps(rows, ensure_ascii=False))
         return
     table = Table(title=f"{len(entries)} history tables")
     for column in ("name", "caption", "city", "district", "year", "rows"):
