@@ -33,16 +33,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'foretab.forecast' has no attribute {name!r}")
 
 
-__all__ = [  # noqa: RUF022 - grouped: contracts, then the registry
-    "MAX_HORIZON",
-    "Forecaster",
-    "Imputer",
-    "ValidationSplit",
-    "DEFAULT_FORECASTER",
-    "DEFAULT_IMPUTER",
-    "FORECASTERS",
-    "IMPUTERS",
-    "NEURAL",
-    "get_forecaster",
-    "get_imputer",
-]
+# The registry names are listed once, above; the contracts are imported eagerly.
+__all__ = ["MAX_HORIZON", "Forecaster", "Imputer", "ValidationSplit", *sorted(_REGISTRY_NAMES)]
