@@ -19,6 +19,9 @@ from pathlib import Path
 
 import pytest
 
+# The fake OpenAI-compatible server fixture, for every test folder (LLM engines, table QA).
+from tests.llm.fake_openai import fake_openai  # noqa: F401
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
