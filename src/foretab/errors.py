@@ -51,6 +51,10 @@ class QueryError(ForetabError):
     """A statement passed the guard but failed or timed out while running."""
 
 
+class QueryTimeoutError(QueryError):
+    """A statement was stopped at its time limit."""
+
+
 class QuestionError(ForetabError):
     """A question could not be understood (no entity, no time expression, ...)."""
 

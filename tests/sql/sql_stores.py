@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from foretab.backend.postgres import ensure_reader_role
 from foretab.months import Month
-from foretab.sql.connect import ensure_reader_role
 from foretab.store.ingest import ingest_frame
 from foretab.store.location import StoreLocation
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from sql_stores import FUTURE_2022, HISTORY_2021
 
-from foretab.sql.connect import READER_ROLE
+from foretab.backend.postgres import READER_ROLE
 from foretab.sql.guard import GuardedExecutor
 
 DUCK_RAW = [
@@ -33,7 +33,7 @@ def test_duckdb_connection_refuses(store, clean_cwd, statement) -> None:
 
     before = store.snapshot()
     with GuardedExecutor(store.db) as guard, pytest.raises(duckdb.Error):
-        guard._conn.execute(statement.format(fut=store.location.future))
+        guard._conn.driver.execute(statement.format(fut=store.location.future))
     assert store.snapshot() == before
 
 
@@ -59,8 +59,8 @@ def test_postgres_connection_refuses(store, clean_cwd, statement) -> None:
     with GuardedExecutor(store.db) as guard:
         assert guard.role == READER_ROLE
         with pytest.raises(psycopg.Error):
-            guard._conn.execute(statement)
-        guard._conn.rollback()
+            guard._conn.driver.execute(statement)
+        guard._conn.driver.rollback()
     assert store.snapshot() == before
 
 
@@ -68,7 +68,7 @@ def test_postgres_session_is_read_only_with_a_timeout(store) -> None:
     if store.backend != "postgresql":
         pytest.skip("PostgreSQL settings")
     with GuardedExecutor(store.db, timeout_s=2.5) as guard:
-        conn = guard._conn
+        conn = guard._conn.driver
         assert conn.execute("SHOW transaction_read_only").fetchone()[0] == "on"
         assert conn.execute("SHOW statement_timeout").fetchone()[0] == "2500ms"
         assert conn.execute("SELECT current_user").fetchone()[0] == READER_ROLE
@@ -80,7 +80,7 @@ def test_postgres_reader_cannot_connect_to_the_future(store) -> None:
         pytest.skip("PostgreSQL databases")
     import psycopg
 
-    from foretab.sql.connect import _with_user
+    from foretab.backend.postgres import with_user as _with_user
 
     with pytest.raises(psycopg.OperationalError, match="permission denied"):
         psycopg.connect(_with_user(store.location.future, READER_ROLE, None))
@@ -89,7 +89,7 @@ def test_postgres_reader_cannot_connect_to_the_future(store) -> None:
 def test_the_future_store_is_not_visible(store) -> None:
     """The executor's connection has no database or table of the future store at all."""
     with GuardedExecutor(store.db) as guard:
-        conn = guard._conn
+        conn = guard._conn.driver
         if store.backend == "duckdb":
             names = {
                 r[0]
@@ -125,12 +125,14 @@ def test_postgres_without_reader_grants_falls_back_read_only(pg_db, clean_cwd) -
             "CREATE TABLE foretab_catalog (table_name TEXT, caption TEXT, city TEXT, "
             "district TEXT, year INTEGER, rows INTEGER)"
         )
-        conn.execute("CREATE TABLE t_2021 (price DOUBLE PRECISION)")
-        conn.execute("INSERT INTO foretab_catalog VALUES ('t_2021', 'T', 'C', 'D', 2021, 1)")
-        conn.execute("INSERT INTO t_2021 VALUES (1.5)")
+        conn.execute("CREATE TABLE project_price_table_d_c_2021 (price DOUBLE PRECISION)")
+        conn.execute(
+            "INSERT INTO foretab_catalog VALUES ('project_price_table_d_c_2021', 'T', 'C', 'D', 2021, 1)"
+        )
+        conn.execute("INSERT INTO project_price_table_d_c_2021 VALUES (1.5)")
     with GuardedExecutor(pg_db) as guard:
         assert guard.role == "postgres"
-        assert guard.execute("SELECT price FROM t_2021").rows == ((1.5,),)
+        assert guard.execute("SELECT price FROM project_price_table_d_c_2021").rows == ((1.5,),)
         with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
-            guard._conn.execute("CREATE TABLE evil (a INTEGER)")
-        guard._conn.rollback()
+            guard._conn.driver.execute("CREATE TABLE evil (a INTEGER)")
+        guard._conn.driver.rollback()

@@ -11,7 +11,6 @@ connection with a time limit::
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections.abc import Collection, Sequence
@@ -21,21 +20,14 @@ from typing import Any
 
 from sqlglot import exp
 
-from foretab.errors import GuardError, QueryError, StoreError
-from foretab.sql.connect import (
-    HistoryTarget,
-    LocationLike,
-    open_duckdb_readonly,
-    open_postgres_readonly,
-    resolve_target,
-)
+from foretab.backend import ReadConnection, column, count_params, table
+from foretab.errors import GuardError, QueryError, QueryTimeoutError, StoreError
+from foretab.sql.connect import HistoryTarget, LocationLike, resolve_target
 from foretab.sql.rules import RULES, check_query, parse_single
-from foretab.store.naming import CATALOG_TABLE
+from foretab.store.naming import CATALOG_TABLE, is_table_name
 
 DEFAULT_MAX_ROWS = 10_000
 DEFAULT_TIMEOUT_S = 5.0
-# Stands in for placeholders while '%' is doubled for psycopg's parameter syntax.
-_SENTINEL = "\x00foretab_param\x00"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +64,10 @@ class GuardedExecutor:
         self.target: HistoryTarget = resolve_target(location)
         self.max_rows = max_rows
         self.timeout_s = timeout_s
-        self.role = ""
-        if self.target.backend == "duckdb":
-            self._conn = open_duckdb_readonly(self.target.history)
-        else:
-            self._conn, self.role = open_postgres_readonly(self.target.history, timeout_s=timeout_s)
+        self._conn: ReadConnection | None = self.target.backend.connect(
+            self.target.history, purpose="guard", timeout_s=timeout_s
+        )
+        self.role = self._conn.role
         if allowed_tables is None:
             allowed_tables = self._catalog_tables()
         self.allowed_tables = frozenset(t.lower() for t in allowed_tables) | {CATALOG_TABLE}
@@ -90,32 +81,28 @@ class GuardedExecutor:
 
     def prepare(self, sql: str | exp.Expression) -> str:
         """Check ``sql`` and return the capped statement that ``execute`` would run."""
-        return self._render(self._checked(sql))[0]
+        return self._checked(sql).sql(dialect=self.dialect, comments=False)
 
     def execute(
         self, sql: str | exp.Expression, params: Sequence[Any] | None = None
     ) -> QueryResult:
         """Run one guarded query; raises ``GuardError`` (refused) or ``QueryError`` (failed)."""
         query = self._checked(sql)
-        n_placeholders = _count_placeholders(query)
+        n_placeholders = count_params(query)
         values = tuple(params or ())
         if n_placeholders != len(values):
             raise QueryError(
                 f"the query has {n_placeholders} placeholder(s) but {len(values)} parameter(s) "
                 "were given; pass one value per '?'"
             )
-        text, driver_sql = self._render(query, with_params=bool(values))
+        text = query.sql(dialect=self.dialect, comments=False)
         started = time.perf_counter()
-        if self.target.backend == "duckdb":
-            columns, rows = self._run_duckdb(driver_sql, values)
-        else:
-            columns, rows = self._run_postgres(driver_sql, values)
+        rows = self._run(query, values)
         elapsed = time.perf_counter() - started
-        truncated = len(rows) > self.max_rows
         return QueryResult(
-            columns=columns,
-            rows=tuple(rows[: self.max_rows]),
-            truncated=truncated,
+            columns=rows.columns,
+            rows=rows.rows,
+            truncated=rows.more,
             elapsed_s=elapsed,
             sql=text,
         )
@@ -140,20 +127,27 @@ class GuardedExecutor:
     # -- internals --------------------------------------------------------------------
 
     def _catalog_tables(self) -> list[str]:
-        sql = f"SELECT table_name FROM {CATALOG_TABLE}"
+        assert self._conn is not None
+        query = exp.select(column("table_name")).from_(table(CATALOG_TABLE))
         try:
-            if self.target.backend == "duckdb":
-                rows = self._conn.execute(sql).fetchall()
-            else:
-                rows = self._conn.execute(sql).fetchall()
-                self._conn.rollback()
-        except Exception as error:
+            rows = self._conn.fetch(query).rows
+        except QueryError as error:
             self.close()
             raise StoreError(
-                f"{self.target.history!r} has no readable {CATALOG_TABLE} table ({error}); "
-                "is it a foretab store? Build one with `foretab ingest PATH --db DB`"
+                f"{self.target.history!r} has no readable {CATALOG_TABLE} table "
+                f"({error.message}); is it a foretab store? Build one with "
+                "`foretab ingest PATH --db DB`"
             ) from None
-        return [str(row[0]) for row in rows]
+        names = [row[0] for row in rows]
+        bad = [name for name in names if not is_table_name(name)]
+        if bad:
+            self.close()
+            raise StoreError(
+                f"{CATALOG_TABLE} of {self.target.history!r} lists {bad[0]!r:.80}, which is not "
+                "a foretab price table; the store was not written by foretab. Rebuild it with "
+                "`foretab ingest PATH --db DB`"
+            )
+        return names
 
     def _checked(self, sql: str | exp.Expression) -> exp.Query:
         if self._conn is None:
@@ -179,18 +173,6 @@ class GuardedExecutor:
                 )
         return _cap_rows(query, self.max_rows + 1)
 
-    def _render(self, query: exp.Query, *, with_params: bool = False) -> tuple[str, str]:
-        """``(display SQL, SQL for the driver)`` in the backend dialect, comments dropped."""
-        text = query.sql(dialect=self.dialect, comments=False)
-        if self.target.backend == "duckdb" or not with_params:
-            return text, text
-        # psycopg reads '%s' as a parameter and '%%' as a literal percent sign.
-        marked = query.transform(
-            lambda n: exp.Var(this=_SENTINEL) if isinstance(n, exp.Placeholder) else n
-        )
-        raw = marked.sql(dialect=self.dialect, comments=False)
-        return text, raw.replace("%", "%%").replace(_SENTINEL, "%s")
-
     def _timeout_error(self) -> QueryError:
         return QueryError(
             f"the query timed out after {self.timeout_s:g} s and was interrupted; "
@@ -198,73 +180,31 @@ class GuardedExecutor:
             "(GuardedExecutor(timeout_s=...))"
         )
 
-    def _run_duckdb(self, sql: str, params: tuple[Any, ...]) -> tuple[tuple[str, ...], list]:
-        import duckdb
-
+    def _run(self, query: exp.Query, params: tuple[Any, ...]) -> Any:
         conn = self._conn
+        assert conn is not None
         fired = threading.Event()
 
         def interrupt() -> None:
             fired.set()
             conn.interrupt()
 
+        # PostgreSQL also stops the statement server-side at timeout_s; this timer is the
+        # backstop there (e.g. a slow fetch) and the only limit on DuckDB.
         timer = threading.Timer(self.timeout_s, interrupt)
         timer.daemon = True
         timer.start()
         try:
-            cursor = conn.execute(sql, list(params)) if params else conn.execute(sql)
-            rows = cursor.fetchmany(self.max_rows + 1)
-            columns = tuple(d[0] for d in cursor.description or ())
-        except duckdb.Error as error:
-            if fired.is_set() or isinstance(error, duckdb.InterruptException):
-                raise self._timeout_error() from None
-            raise QueryError(_first_line(error, "the query failed")) from None
-        finally:
-            timer.cancel()
-        if fired.is_set():
-            raise self._timeout_error()
-        return columns, rows
-
-    def _run_postgres(self, sql: str, params: tuple[Any, ...]) -> tuple[tuple[str, ...], list]:
-        import psycopg
-
-        conn = self._conn
-        fired = threading.Event()
-
-        def cancel() -> None:
-            # Backstop to the server-side statement_timeout (e.g. a slow fetch).
-            fired.set()
-            conn.cancel_safe() if hasattr(conn, "cancel_safe") else conn.cancel()
-
-        timer = threading.Timer(self.timeout_s + 1.0, cancel)
-        timer.daemon = True
-        timer.start()
-        try:
-            with conn.cursor() as cursor:
-                cursor.execute(sql, params if params else None)
-                rows = cursor.fetchmany(self.max_rows + 1)
-                columns = tuple(d.name for d in cursor.description or ())
-        except psycopg.errors.QueryCanceled:
+            # The cap was added to the query itself (max_rows + 1): ``more`` marks truncation.
+            return conn.fetch(query, params, max_rows=self.max_rows)
+        except QueryTimeoutError:
             raise self._timeout_error() from None
-        except psycopg.Error as error:
+        except QueryError:
             if fired.is_set():
                 raise self._timeout_error() from None
-            raise QueryError(_first_line(error, "the query failed")) from None
+            raise
         finally:
             timer.cancel()
-            # Never commit: end the read-only transaction whatever happened.
-            with contextlib.suppress(psycopg.Error):
-                conn.rollback()
-        return columns, rows
-
-
-def _first_line(error: BaseException, default: str) -> str:
-    text = str(error).strip()
-    return f"{default}: {text.splitlines()[0]}" if text else default
-
-
-def _count_placeholders(query: exp.Expression) -> int:
-    return sum(1 for _ in query.find_all(exp.Placeholder))
 
 
 def _cap_rows(query: exp.Query, cap: int) -> exp.Query:

@@ -191,9 +191,7 @@ def _swap_postgres(
 
 
 def _grant_reader(location: StoreLocation) -> None:
-    """Give the SELECT-only role access to the history catalog tables, if the guard has one."""
-    try:
-        from foretab.sql.connect import ensure_reader_role  # type: ignore[attr-defined]
-    except ImportError:
-        return
+    """Give the SELECT-only role access to the history catalog tables."""
+    from foretab.backend.postgres import ensure_reader_role
+
     ensure_reader_role(location.history)

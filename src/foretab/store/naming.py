@@ -27,3 +27,15 @@ def table_name(district: str, city: str, year: int) -> str:
 def caption(district: str, city: str, year: int) -> str:
     """``Project Price Table for Jiangning District, Nanjing, 2021``."""
     return f"Project Price Table for {district}, {city}, {year}"
+
+
+_TABLE_NAME = re.compile(rf"{TABLE_PREFIX}[a-z0-9]+(?:_[a-z0-9]+)*")
+
+
+def is_table_name(name: object) -> bool:
+    """Whether ``name`` is a price-table name foretab's ingest could have written.
+
+    A store from elsewhere is untrusted: a catalog row naming ``foretab_meta``,
+    ``pg_settings`` or SQL text must never become a table the guard allows or foretab reads.
+    """
+    return isinstance(name, str) and _TABLE_NAME.fullmatch(name) is not None

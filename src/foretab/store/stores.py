@@ -8,14 +8,21 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import psycopg
+from sqlglot import exp
 
-from foretab.errors import StoreError
+from foretab.backend import column, param, table
+from foretab.errors import QueryError, StoreError
 from foretab.months import Month
 from foretab.store.catalog import CatalogEntry, ProjectEntry
-from foretab.store.connection import ReadConnection, Side
+from foretab.store.connection import Side, open_side
 from foretab.store.location import StoreLocation
-from foretab.store.naming import ARTIFACTS_TABLE, CATALOG_TABLE, META_TABLE, PROJECTS_TABLE
+from foretab.store.naming import (
+    ARTIFACTS_TABLE,
+    CATALOG_TABLE,
+    META_TABLE,
+    PROJECTS_TABLE,
+    is_table_name,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,20 +33,25 @@ class _Store:
 
     def __init__(self, db: str | StoreLocation) -> None:
         self.location = db if isinstance(db, StoreLocation) else StoreLocation.parse(db)
-        self._conn = ReadConnection(self.location, self.side)
+        self._conn = open_side(self.location, self.side)
         try:
-            meta = dict(self._conn.query(f"SELECT key, value FROM {META_TABLE}"))
-        except Exception as exc:
+            meta = dict(self._rows(_select(META_TABLE, "key", "value")))
+        except QueryError as exc:
             self._conn.close()
             raise StoreError(
-                f"{self.location.describe(self.side)} is not a foretab store ({exc}). "
+                f"{self.location.describe(self.side)} is not a foretab store ({exc.message}). "
                 "Create it with `foretab ingest PATH --db DB`."
-            ) from exc
+            ) from None
         self.meta: dict[str, str] = {str(k): str(v) for k, v in meta.items()}
         ref = self.meta.get("reference_month", "")
         self.reference_month: Month | None = Month.parse(ref) if ref else None
         self._catalog: list[CatalogEntry] | None = None
         self._projects: list[ProjectEntry] | None = None
+        try:
+            self.catalog()  # checked on open: a crafted store fails here, not mid-question
+        except BaseException:
+            self._conn.close()
+            raise
 
     def __enter__(self) -> _Store:
         return self
@@ -50,27 +62,30 @@ class _Store:
     def close(self) -> None:
         self._conn.close()
 
+    def _rows(
+        self, query: exp.Query, params: tuple[object, ...] = ()
+    ) -> tuple[tuple[Any, ...], ...]:
+        return self._conn.fetch(query, params).rows
+
     def catalog(self) -> list[CatalogEntry]:
         """Every price table, sorted by city, district and year."""
         if self._catalog is None:
-            rows = self._conn.query(
-                f"SELECT table_name, caption, city, district, year, rows FROM {CATALOG_TABLE} "
-                "ORDER BY city, district, year"
+            columns = ("table_name", "caption", "city", "district", "year", "rows")
+            query = _select(CATALOG_TABLE, *columns).order_by(
+                column("city"), column("district"), column("year")
             )
-            self._catalog = [
-                CatalogEntry(str(t), str(c), str(ci), str(d), int(y), int(n))
-                for t, c, ci, d, y, n in rows
-            ]
+            self._catalog = [_catalog_entry(self.location, row) for row in self._rows(query)]
         return self._catalog
 
     def projects(self) -> list[ProjectEntry]:
         """Every project with at least one observation on this side."""
         if self._projects is None:
-            rows = self._conn.query(
-                "SELECT city, district, project, first_month, last_month, n_months, "
-                f"project_zh, city_zh, district_zh FROM {PROJECTS_TABLE} "
-                "ORDER BY city, district, project"
+            columns = ("city", "district", "project", "first_month", "last_month", "n_months")
+            aliases = ("project_zh", "city_zh", "district_zh")
+            query = _select(PROJECTS_TABLE, *columns, *aliases).order_by(
+                column("city"), column("district"), column("project")
             )
+            rows = self._rows(query)
             self._projects = [
                 ProjectEntry(
                     city=str(city),
@@ -91,14 +106,22 @@ class _Store:
         """Every observation: ``city, district, project, month (YYYY-MM), price``."""
         import pandas as pd
 
-        parts = [
-            f"SELECT {_literal(e.city)} AS city, {_literal(e.district)} AS district, "
-            f"project_name AS project, month, price FROM {e.table_name}"
-            for e in self.catalog()
-        ]
-        if not parts:
+        entries = self.catalog()
+        if not entries:
             return pd.DataFrame(columns=["city", "district", "project", "month", "price"])
-        frame = self._conn.frame(" UNION ALL ".join(parts))
+        selects = [
+            exp.select(
+                exp.alias_(exp.cast(param(), "text"), "city"),
+                exp.alias_(exp.cast(param(), "text"), "district"),
+                exp.alias_(column("project_name"), "project"),
+                column("month"),
+                column("price"),
+            ).from_(table(e.table_name))
+            for e in entries
+        ]
+        params = tuple(v for e in entries for v in (e.city, e.district))
+        result = self._conn.fetch(_union_all(selects), params)
+        frame = pd.DataFrame(list(result.rows), columns=list(result.columns))
         frame["month"] = pd.to_datetime(frame["month"]).dt.strftime("%Y-%m")
         frame["price"] = frame["price"].astype(float)
         return frame.sort_values(["city", "district", "project", "month"], ignore_index=True)
@@ -123,6 +146,8 @@ class HistoryStore(_Store):
                 Path(tmp).unlink(missing_ok=True)
                 raise
             return
+        import psycopg
+
         with psycopg.connect(self.location.history) as conn:
             conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {ARTIFACTS_TABLE} "
@@ -139,10 +164,15 @@ class HistoryStore(_Store):
         if self.location.backend == "duckdb":
             path = self.location.artifacts_dir / name
             return path.read_bytes() if path.exists() else None
-        try:
-            rows = self._conn.query(f"SELECT data FROM {ARTIFACTS_TABLE} WHERE name = ?", [name])
-        except psycopg.errors.UndefinedTable:
+        exists = (
+            exp.select(exp.func("count", exp.Star()))
+            .from_(exp.to_table("information_schema.tables"))
+            .where(column("table_name").eq(param()))
+        )
+        if not self._rows(exists, (ARTIFACTS_TABLE,))[0][0]:
             return None
+        query = _select(ARTIFACTS_TABLE, "data").where(column("name").eq(param()))
+        rows = self._rows(query, (name,))
         return bytes(rows[0][0]) if rows else None
 
 
@@ -168,6 +198,33 @@ def _aliases(value: Any) -> tuple[str, ...]:
     return (str(value),)
 
 
-def _literal(text: str) -> str:
-    # Catalog values are our own ingest output, but quote them properly all the same.
-    return "'" + text.replace("'", "''") + "'"
+def _select(name: str, *columns: str) -> exp.Select:
+    return exp.select(*(column(c) for c in columns)).from_(table(name))
+
+
+def _union_all(selects: list[exp.Select]) -> exp.Query:
+    """``UNION ALL`` of ``selects`` as a balanced tree.
+
+    A left-deep chain of hundreds of tables nests too deeply for sqlglot's generator.
+    """
+    if len(selects) == 1:
+        return selects[0]
+    middle = len(selects) // 2
+    return exp.union(_union_all(selects[:middle]), _union_all(selects[middle:]), distinct=False)
+
+
+def _catalog_entry(location: StoreLocation, row: tuple[Any, ...]) -> CatalogEntry:
+    """One catalog row, checked: a store from elsewhere may hold anything in it."""
+    name, caption, city, district, year, n_rows = row
+    texts_ok = all(isinstance(v, str) and v.strip() for v in (caption, city, district))
+    numbers_ok = (
+        isinstance(year, int) and 1 <= year <= 9999 and isinstance(n_rows, int) and n_rows >= 0
+    )
+    if not (is_table_name(name) and texts_ok and numbers_ok):
+        raise StoreError(
+            f"{location.describe('history')} has an invalid {CATALOG_TABLE} row {row!r:.200}: "
+            "each row must name a project_price_table_… table with a caption, city, district "
+            "and year. The store was not written by foretab; rebuild it with "
+            "`foretab ingest PATH --db DB`."
+        )
+    return CatalogEntry(name, caption, city, district, year, n_rows)

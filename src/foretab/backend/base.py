@@ -1,0 +1,123 @@
+"""The one interface to a database: read-only connections, parameter style, quoting.
+
+Everything foretab runs against a store — the SQL guard's untrusted statements and
+foretab's own trusted reads — is a sqlglot AST with ``?`` placeholders
+(``exp.Placeholder``). A ``Backend`` renders that AST for its driver (native parameter
+markers, quoted identifiers) and opens read-only connections that bind the values as
+parameters. Nothing is ever pasted into SQL text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from sqlglot import exp
+
+BackendName = Literal["duckdb", "postgresql"]
+# Who a connection is for: ``guard`` runs untrusted SQL (least privilege: PostgreSQL's
+# SELECT-only reader role), ``trusted`` is foretab's own code (the store owner, still
+# read-only).
+Purpose = Literal["guard", "trusted"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """Rows of one query; ``more`` says rows beyond ``max_rows`` existed."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    more: bool = False
+
+
+class ReadConnection(Protocol):
+    """An open read-only connection to one database of a store."""
+
+    @property
+    def backend(self) -> Backend:
+        """The backend that opened it."""
+        ...
+
+    @property
+    def role(self) -> str:
+        """The database role statements run as (empty for DuckDB, which has none)."""
+        ...
+
+    @property
+    def driver(self) -> Any:
+        """The driver connection (DuckDB or psycopg), for tests of the database's own defences."""
+        ...
+
+    def fetch(
+        self, query: exp.Expression, params: Sequence[object] = (), *, max_rows: int | None = None
+    ) -> Rows:
+        """Run one query AST with ``params`` bound to its ``?`` placeholders, in order.
+
+        Raises ``QueryError`` when the database refuses or fails, ``QueryTimeoutError``
+        when it was interrupted (``interrupt`` or a server-side timeout).
+        """
+        ...
+
+    def interrupt(self) -> None:
+        """Stop the running statement (safe to call from another thread)."""
+        ...
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        ...
+
+
+class Backend(Protocol):
+    """A database engine foretab can store a corpus in."""
+
+    @property
+    def name(self) -> BackendName:
+        """``duckdb`` or ``postgresql`` (the ``StoreLocation.backend`` value)."""
+        ...
+
+    @property
+    def dialect(self) -> str:
+        """The sqlglot dialect statements are parsed and generated in."""
+        ...
+
+    def render(self, query: exp.Expression) -> str:
+        """SQL text for the driver: native parameter markers, no comments."""
+        ...
+
+    def quote(self, identifier: str) -> str:
+        """``identifier`` as a quoted SQL identifier of this dialect."""
+        ...
+
+    def connect(self, target: str, *, purpose: Purpose, timeout_s: float) -> ReadConnection:
+        """Open ``target`` (a DuckDB path or a ``postgresql://`` URL) read-only.
+
+        ``timeout_s`` is the server-side statement limit where the engine has one.
+        Raises ``StoreError`` when the database cannot be opened.
+        """
+        ...
+
+
+def table(name: str) -> exp.Table:
+    """A bare table reference whose name is always quoted when generated."""
+    return exp.Table(this=exp.to_identifier(name, quoted=True))
+
+
+def column(name: str) -> exp.Column:
+    """A column reference whose name is always quoted when generated."""
+    return exp.Column(this=exp.to_identifier(name, quoted=True))
+
+
+def param() -> exp.Placeholder:
+    """One ``?`` placeholder; its value is passed separately, in order."""
+    return exp.Placeholder()
+
+
+def quote(identifier: str, dialect: str) -> str:
+    """``identifier`` quoted (and inner quotes doubled) for ``dialect``."""
+    return exp.to_identifier(identifier, quoted=True).sql(dialect=dialect)
+
+
+def count_params(query: exp.Expression) -> int:
+    """How many ``?`` placeholders ``query`` has."""
+    return sum(1 for _ in query.find_all(exp.Placeholder))

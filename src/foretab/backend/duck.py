@@ -1,0 +1,117 @@
+"""DuckDB: the embedded default backend, opened read-only and locked down.
+
+The file only, ``read_only=True``, external access (files, network, extensions,
+replacement scans) off, no spilling to disk, configuration locked. Guard and trusted
+connections share one configuration: DuckDB refuses a second connection to the same file
+with a different configuration in one process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sqlglot import exp
+
+from foretab.backend.base import BackendName, Purpose, Rows, count_params, quote
+from foretab.errors import QueryError, QueryTimeoutError, StoreError
+
+MEMORY_LIMIT = "1GB"
+
+
+class DuckDBBackend:
+    """DuckDB files; parameters are DuckDB's own ``?``."""
+
+    name: BackendName = "duckdb"
+    dialect = "duckdb"
+
+    def render(self, query: exp.Expression) -> str:
+        for node in query.find_all(exp.Placeholder):
+            if node.this not in (None, ""):
+                raise QueryError(f"placeholder {node.sql()} is not supported; use '?'")
+        return query.sql(dialect=self.dialect, comments=False)
+
+    def quote(self, identifier: str) -> str:
+        return quote(identifier, self.dialect)
+
+    def connect(
+        self, target: str, *, purpose: Purpose, timeout_s: float | None = None
+    ) -> DuckDBConnection:
+        del purpose, timeout_s  # one locked-down configuration; the guard times queries itself
+        import duckdb
+
+        if not Path(target).is_file():
+            raise StoreError(
+                f"DuckDB store {target!r} not found; create it with "
+                f"`foretab ingest PATH --db {target}`"
+            )
+        config = {
+            "enable_external_access": False,
+            "autoload_known_extensions": False,
+            "autoinstall_known_extensions": False,
+            "allow_community_extensions": False,
+            # No temp files: a runaway query fails on memory instead of writing to disk.
+            "temp_directory": "",
+            "memory_limit": MEMORY_LIMIT,
+            "threads": max(1, min(4, os.cpu_count() or 1)),
+            "lock_configuration": True,
+        }
+        try:
+            driver = duckdb.connect(target, read_only=True, config=config)
+        except duckdb.Error as error:
+            raise StoreError(f"cannot open DuckDB store {target!r} read-only: {error}") from None
+        return DuckDBConnection(self, driver)
+
+
+class DuckDBConnection:
+    """A read-only DuckDB connection."""
+
+    role = ""
+
+    def __init__(self, backend: DuckDBBackend, driver: Any) -> None:
+        self.backend = backend
+        self.driver = driver
+
+    def fetch(
+        self, query: exp.Expression, params: Sequence[object] = (), *, max_rows: int | None = None
+    ) -> Rows:
+        import duckdb
+
+        values = list(params)
+        if count_params(query) != len(values):
+            raise QueryError(
+                f"the query has {count_params(query)} placeholder(s) but {len(values)} "
+                "parameter(s) were given; pass one value per '?'"
+            )
+        sql = self.backend.render(query)
+        if self.driver is None:
+            raise QueryError("the connection is closed; open the store again")
+        try:
+            cursor = self.driver.execute(sql, values)
+            rows = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows + 1)
+            columns = tuple(d[0] for d in cursor.description or ())
+        except duckdb.InterruptException:
+            raise QueryTimeoutError("the query was interrupted") from None
+        except duckdb.Error as error:
+            raise QueryError(_first_line(error, "the query failed")) from None
+        more = max_rows is not None and len(rows) > max_rows
+        if more:
+            rows = rows[:max_rows]
+        return Rows(columns, tuple(rows), more)
+
+    def interrupt(self) -> None:
+        driver = self.driver
+        if driver is not None:
+            driver.interrupt()
+
+    def close(self) -> None:
+        driver, self.driver = self.driver, None
+        if driver is not None:
+            driver.close()
+
+
+def _first_line(error: BaseException, default: str) -> str:
+    text = str(error).strip()
+    return f"{default}: {text.splitlines()[0]}" if text else default

@@ -1,0 +1,278 @@
+"""PostgreSQL: the paper's setup, one database per store side.
+
+Parameters are PostgreSQL's own numbered ``$n``, bound server-side through psycopg's
+``RawCursor``: no client-side ``%s`` parsing, so no text is ever rewritten. Every
+statement runs in a read-only transaction that is rolled back afterwards. The guard
+connects as the SELECT-only ``foretab_reader`` role when the store granted it, foretab's
+own reads as the URL's user.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import quote as url_quote
+from urllib.parse import urlsplit, urlunsplit
+
+from sqlglot import exp
+from sqlglot.dialects.postgres import Postgres
+
+from foretab.backend.base import BackendName, Purpose, Rows, count_params, quote
+from foretab.errors import QueryError, QueryTimeoutError, StoreError
+
+READER_ROLE = "foretab_reader"
+READER_PASSWORD_ENV = "FORETAB_PG_READER_PASSWORD"
+CONNECT_TIMEOUT_S = 10
+
+
+class _NumberedGenerator(Postgres.Generator):  # type: ignore[misc,name-defined]
+    """Postgres SQL with ``$1, $2, …`` numbered in the order they appear in the text."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._placeholders = 0
+
+    def placeholder_sql(self, expression: exp.Placeholder) -> str:
+        if expression.this not in (None, ""):
+            raise QueryError(f"placeholder {expression.sql()} is not supported; use '?'")
+        self._placeholders += 1
+        return f"${self._placeholders}"
+
+
+class PostgresBackend:
+    """PostgreSQL databases reached by ``postgresql://`` URLs."""
+
+    name: BackendName = "postgresql"
+    dialect = "postgres"
+
+    def render(self, query: exp.Expression) -> str:
+        return _NumberedGenerator(dialect=Postgres(), comments=False).generate(query)
+
+    def quote(self, identifier: str) -> str:
+        return quote(identifier, self.dialect)
+
+    def connect(
+        self, target: str, *, purpose: Purpose, timeout_s: float | None = None
+    ) -> PostgresConnection:
+        import psycopg
+
+        options = _options(timeout_s)
+        try:
+            if purpose == "guard" and reader_ready(target):
+                driver = _connect_as_reader(target, options)
+                if driver is not None:
+                    return PostgresConnection(self, driver)
+            driver = psycopg.connect(
+                target,
+                options=options,
+                connect_timeout=CONNECT_TIMEOUT_S,
+                cursor_factory=psycopg.RawCursor,
+            )
+        except psycopg.Error as error:
+            raise StoreError(
+                f"cannot connect to PostgreSQL store {redact(target)}: "
+                f"{redact_text(str(error).strip(), target)}; "
+                "check the --db URL and that the server is running"
+            ) from None
+        driver.read_only = True
+        return PostgresConnection(self, driver)
+
+
+class PostgresConnection:
+    """A psycopg connection whose every statement is a rolled-back read-only transaction."""
+
+    def __init__(self, backend: PostgresBackend, driver: Any) -> None:
+        self.backend = backend
+        self.driver = driver
+        self.role = str(self._scalar("SELECT current_user"))
+
+    def _scalar(self, sql: str) -> object:
+        try:
+            row = self.driver.execute(sql).fetchone()
+        finally:
+            self.driver.rollback()
+        return row[0] if row else None
+
+    def fetch(
+        self, query: exp.Expression, params: Sequence[object] = (), *, max_rows: int | None = None
+    ) -> Rows:
+        import psycopg
+
+        values = list(params)
+        if count_params(query) != len(values):
+            raise QueryError(
+                f"the query has {count_params(query)} placeholder(s) but {len(values)} "
+                "parameter(s) were given; pass one value per '?'"
+            )
+        sql = self.backend.render(query)
+        conn = self.driver
+        if conn is None:
+            raise QueryError("the connection is closed; open the store again")
+        try:
+            # Always the extended protocol (a parameter list, even empty): one statement only.
+            with conn.cursor() as cursor:
+                cursor.execute(sql, values)
+                rows = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows + 1)
+                columns = tuple(d.name for d in cursor.description or ())
+        except psycopg.errors.QueryCanceled:
+            raise QueryTimeoutError("the query was cancelled at its time limit") from None
+        except psycopg.Error as error:
+            raise QueryError(_first_line(error, "the query failed")) from None
+        finally:
+            # Never commit: end the read-only transaction whatever happened.
+            with contextlib.suppress(psycopg.Error):
+                conn.rollback()
+        more = max_rows is not None and len(rows) > max_rows
+        if more:
+            rows = rows[:max_rows]
+        return Rows(columns, tuple(rows), more)
+
+    def interrupt(self) -> None:
+        conn = self.driver
+        if conn is not None:
+            conn.cancel_safe()
+
+    def close(self) -> None:
+        conn, self.driver = self.driver, None
+        if conn is not None:
+            conn.close()
+
+
+def _options(timeout_s: float | None) -> str:
+    options = "-c default_transaction_read_only=on -c search_path=public"
+    if timeout_s is not None:
+        ms = max(1, int(timeout_s * 1000))
+        options += (
+            f" -c statement_timeout={ms}"
+            f" -c idle_in_transaction_session_timeout={max(ms * 4, 60_000)}"
+        )
+    return options
+
+
+def _connect_as_reader(url: str, options: str) -> Any | None:
+    """Log in as the reader role (keyword arguments override any user in the URL)."""
+    import psycopg
+
+    try:
+        driver = psycopg.connect(
+            url,
+            user=READER_ROLE,
+            password=os.environ.get(READER_PASSWORD_ENV) or None,
+            options=options,
+            connect_timeout=CONNECT_TIMEOUT_S,
+            cursor_factory=psycopg.RawCursor,
+        )
+    except psycopg.OperationalError:
+        return None
+    driver.read_only = True
+    return driver
+
+
+def reader_ready(url: str) -> bool:
+    """Whether ``foretab_reader`` exists and was granted this store's catalog."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
+        row = conn.execute(
+            "SELECT CASE WHEN to_regclass('public.foretab_catalog') IS NULL THEN false "
+            "ELSE has_table_privilege(rolname, 'public.foretab_catalog', 'SELECT') END "
+            "FROM pg_roles WHERE rolname = %s",
+            (READER_ROLE,),
+        ).fetchone()
+    return bool(row and row[0])
+
+
+def with_user(url: str, user: str, password: str | None) -> str:
+    """``url`` with its user (and password) replaced, both percent-encoded."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = url_quote(user, safe="")
+    if password is not None:
+        netloc += ":" + url_quote(password, safe="")
+    netloc += f"@{host}"
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def redact(url: str) -> str:
+    """A URL fit to print: no password, no query string (it may carry one too)."""
+    parts = urlsplit(url)
+    host = parts.hostname or "localhost"
+    port = f":{parts.port}" if parts.port else ""
+    user = f"{parts.username}@" if parts.username else ""
+    return f"{parts.scheme}://{user}{host}{port}{parts.path}"
+
+
+def redact_text(text: str, url: str) -> str:
+    """``text`` with the URL's password (and any reader password) blanked out."""
+    secrets = [urlsplit(url).password, os.environ.get(READER_PASSWORD_ENV)]
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def ensure_reader_role(
+    target: Any, dbname: str | None = None, *, password: str | None = None
+) -> None:
+    """Create/refresh the SELECT-only ``foretab_reader`` role for a history database.
+
+    ``target`` is either the history store's ``postgresql://`` URL (an admin user) or an
+    open admin psycopg connection to the history database ``dbname``; call it after the
+    tables are built. Grants CONNECT on the history database, USAGE on ``public`` and
+    SELECT on ``foretab_catalog`` and every table it lists, nothing else; revokes CONNECT
+    on ``{dbname}_future`` from PUBLIC and the reader so the future store stays
+    invisible. Idempotent.
+    """
+    if isinstance(target, str):
+        import psycopg
+
+        name = dbname or urlsplit(target).path.lstrip("/")
+        with psycopg.connect(target, autocommit=True) as conn:
+            _grant(conn, name, password)
+        return
+    if dbname is None:
+        raise StoreError("ensure_reader_role(conn, dbname): pass the history database name")
+    _grant(target, dbname, password)
+
+
+def _grant(conn: Any, dbname: str, password: str | None) -> None:
+    from psycopg import sql
+
+    role = sql.Identifier(READER_ROLE)
+    # Roles are cluster-wide and two ingests may race to create it: tolerate "exists".
+    conn.execute(
+        sql.SQL(
+            "DO $$ BEGIN "
+            "CREATE ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION; "
+            "EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
+        ).format(role)
+    )
+    if password is not None:
+        conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(role, sql.Literal(password)))
+    conn.execute(sql.SQL("ALTER ROLE {} SET default_transaction_read_only = on").format(role))
+    conn.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(sql.Identifier(dbname), role))
+    conn.execute(sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(role))
+    conn.execute(sql.SQL("REVOKE CREATE ON SCHEMA public FROM PUBLIC"))
+    conn.execute(sql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {}").format(role))
+    names = [row[0] for row in conn.execute("SELECT table_name FROM foretab_catalog").fetchall()]
+    for name in ["foretab_catalog", *names]:
+        conn.execute(sql.SQL("GRANT SELECT ON TABLE {} TO {}").format(sql.Identifier(name), role))
+    future = f"{dbname}_future"
+    has_future = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (future,)).fetchone()
+    if has_future is not None:
+        conn.execute(
+            sql.SQL("REVOKE CONNECT ON DATABASE {} FROM PUBLIC, {}").format(
+                sql.Identifier(future), role
+            )
+        )
+
+
+def _first_line(error: BaseException, default: str) -> str:
+    text = str(error).strip()
+    return f"{default}: {text.splitlines()[0]}" if text else default

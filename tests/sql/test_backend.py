@@ -1,0 +1,213 @@
+"""One backend interface: odd names and values are bound and quoted on every path.
+
+A district named ``Why? District`` used to break ``panel()`` on PostgreSQL (``?`` was
+rewritten to ``%s`` inside the SQL text); names with quotes or ``%`` must survive the
+trusted reads, the history query and the guard on both backends.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import sqlglot
+from sqlglot import exp
+
+from foretab.backend import backend_for, column, get_backend, param, table
+from foretab.errors import QueryError, StoreError
+from foretab.months import Month
+from foretab.parse.plan import ProjectRef
+from foretab.sql.build import history_query
+from foretab.sql.guard import GuardedExecutor
+from foretab.store import open_history
+from foretab.store.ingest import ingest_frame
+
+ODD_DISTRICT = "Why? District"
+ODD_PROJECTS = ('O\'Brien "Tower"', "100% Plaza ?", "Plain Park")
+
+
+def odd_frame() -> pd.DataFrame:
+    rows = [
+        {
+            "city": "Nanjing",
+            "district": ODD_DISTRICT,
+            "project": project,
+            "month": f"2021-{month:02d}",
+            "avg_price": 10_000.0 * (i + 1) + month,
+            "units_sold": month,
+        }
+        for i, project in enumerate(ODD_PROJECTS)
+        for month in range(1, 13)
+    ]
+    rows.append(
+        {
+            "city": "Shanghai",
+            "district": "Pudong New Area",
+            "project": "Tomson Riviera",
+            "month": "2021-06",
+            "avg_price": 90_000.0,
+            "units_sold": 3,
+        }
+    )
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(
+    scope="module", params=["duckdb", pytest.param("postgresql", marks=pytest.mark.postgres)]
+)
+def odd_db(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    if request.param == "duckdb":
+        db = str(tmp_path_factory.mktemp("odd") / "odd.duckdb")
+        ingest_frame(odd_frame(), db, Month.parse("2021-12"))
+        yield db
+        return
+    server = request.getfixturevalue("pg_server")
+    name = server.fresh_dbname("odd")
+    db = server.url(name)
+    ingest_frame(odd_frame(), db, Month.parse("2021-12"))
+    yield db
+    import psycopg
+
+    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+        for each in (name, f"{name}_future"):
+            conn.execute(f'DROP DATABASE IF EXISTS "{each}" WITH (FORCE)')
+
+
+def test_panel_catalog_and_projects_keep_odd_names(odd_db: str) -> None:
+    with open_history(odd_db) as store:
+        districts = {e.district for e in store.catalog()}
+        projects = {p.project for p in store.projects()}
+        panel = store.panel()
+    assert districts == {ODD_DISTRICT, "Pudong New Area"}
+    assert set(ODD_PROJECTS) <= projects
+    odd = panel[panel["district"] == ODD_DISTRICT]
+    assert set(odd["project"]) == set(ODD_PROJECTS)
+    assert len(odd) == 36
+    quoted = odd[odd["project"] == ODD_PROJECTS[0]].sort_values("month")
+    assert quoted["price"].tolist() == [10_000.0 + m for m in range(1, 13)]
+    assert quoted["month"].iloc[0] == "2021-01"
+
+
+def test_history_query_binds_odd_names_through_the_guard(odd_db: str) -> None:
+    with open_history(odd_db) as store:
+        tables = [e for e in store.catalog() if e.district == ODD_DISTRICT]
+    refs = [ProjectRef("Nanjing", ODD_DISTRICT, p) for p in ODD_PROJECTS[:2]]
+    query = history_query(tables, refs, Month(2021, 3), Month(2021, 4))
+    assert query is not None
+    with GuardedExecutor(odd_db) as guard:
+        result = guard.execute(query.ast, query.params)
+    # ORDER BY project_name: "100% Plaza ?" sorts before "O'Brien \"Tower\"".
+    assert [row[:2] for row in result.rows] == [
+        (ODD_DISTRICT, ODD_PROJECTS[1]),
+        (ODD_DISTRICT, ODD_PROJECTS[1]),
+        (ODD_DISTRICT, ODD_PROJECTS[0]),
+        (ODD_DISTRICT, ODD_PROJECTS[0]),
+    ]
+    assert [row[3] for row in result.rows] == [20_003.0, 20_004.0, 10_003.0, 10_004.0]
+
+
+def test_percent_and_question_marks_in_literals_next_to_parameters(odd_db: str) -> None:
+    with open_history(odd_db) as store:
+        name = next(e.table_name for e in store.catalog() if e.district == ODD_DISTRICT)
+    sql = (
+        f"SELECT project_name, '%s %% ?' AS lit FROM {name} "
+        "WHERE project_name LIKE '%?%' AND month = ? ORDER BY 1"
+    )
+    with GuardedExecutor(odd_db) as guard:
+        result = guard.execute(sql, [Month(2021, 5).first_day])
+    assert result.rows == ((ODD_PROJECTS[1], "%s %% ?"),)
+
+
+def test_trusted_connection_binds_values(odd_db: str) -> None:
+    backend = backend_for(odd_db)
+    conn = backend.connect(odd_db, purpose="trusted", timeout_s=None)
+    try:
+        query = (
+            exp.select(column("district"))
+            .from_(table("foretab_projects"))
+            .where(column("project").eq(param()))
+        )
+        assert conn.fetch(query, [ODD_PROJECTS[0]]).rows == ((ODD_DISTRICT,),)
+        with pytest.raises(QueryError, match="placeholder"):
+            conn.fetch(query, [])
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("name", ["duckdb", "postgresql"])
+def test_render_numbers_parameters_in_text_order_and_quotes(name: str) -> None:
+    backend = get_backend(name)
+    query = sqlglot.parse_one(
+        "SELECT ? AS a FROM t WHERE b = ? AND c LIKE '%?' ORDER BY d LIMIT ?", read="duckdb"
+    )
+    rendered = backend.render(query)
+    if name == "postgresql":
+        assert rendered == "SELECT $1 AS a FROM t WHERE b = $2 AND c LIKE '%?' ORDER BY d LIMIT $3"
+    else:
+        assert rendered == "SELECT ? AS a FROM t WHERE b = ? AND c LIKE '%?' ORDER BY d LIMIT ?"
+    assert backend.quote('we"ird') == '"we""ird"'
+    assert backend.render(exp.select("*").from_(table('x"; DROP TABLE y; --'))) == (
+        'SELECT * FROM "x""; DROP TABLE y; --"'
+    )
+
+
+def _tamper(db: str, statement: str) -> None:
+    if db.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(db, autocommit=True) as conn:
+            conn.execute(statement)
+        return
+    import duckdb
+
+    with duckdb.connect(db) as conn:
+        conn.execute(statement)
+
+
+@pytest.mark.parametrize(
+    "bad_name",
+    [
+        "foretab_meta",
+        "project_price_table_x; SELECT pg_read_file('/etc/passwd')",
+        'project_price_table_a" UNION SELECT 1 --',
+        "pg_settings",
+    ],
+)
+def test_crafted_catalog_rows_are_refused_on_open(
+    bad_name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    for backend in ("duckdb", "postgresql"):
+        if backend == "duckdb":
+            db = str(tmp_path / f"crafted-{len(bad_name)}.duckdb")
+        else:
+            server = request.getfixturevalue("pg_server")
+            db = server.url(server.fresh_dbname("crafted"))
+        ingest_frame(odd_frame(), db, Month.parse("2021-12"))
+        escaped = bad_name.replace("'", "''")
+        _tamper(
+            db,
+            "INSERT INTO foretab_catalog VALUES "
+            f"('{escaped}', 'Evil', 'Nanjing', 'Evil District', 2021, 1)",
+        )
+        with pytest.raises(StoreError, match="not written by foretab"):
+            open_history(db)
+        with pytest.raises(StoreError, match="not written by foretab"):
+            GuardedExecutor(db)
+
+
+def test_backend_imports_neither_sql_nor_store_and_store_not_sql() -> None:
+    code = (
+        "import sys, foretab.backend, foretab.backend.duck, foretab.backend.postgres; "
+        "a = sorted(m for m in sys.modules if m.startswith(('foretab.sql', 'foretab.store'))); "
+        "import foretab.store, foretab.store.stores, foretab.store.ingest; "
+        "b = sorted(m for m in sys.modules if m.startswith('foretab.sql')); "
+        "print(a, b)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[] []"
