@@ -1,0 +1,323 @@
+# ruff: noqa: D101, D103, ANN001, ANN201, ANN202
+"""The sandbox's child process. Standalone on purpose: run as ``python -I -B -c <this file>``.
+
+It imports nothing from foretab. Order matters:
+1. read the request (a JSON header line, then Parquet bytes) from stdin;
+2. import the allowed modules and decode the table (while the files are still readable);
+3. harden: a new network namespace, an unprivileged uid/gid with no groups, no new
+   privileges, Landlock (files: read-only libraries, read-write own folder; no TCP;
+   abstract sockets and signals scoped) — and report what was applied on the first line
+   of stdout *before* any generated code runs;
+4. run the generated code with a reduced builtins table and a guarded ``__import__``;
+5. write the result as one JSON line. Nothing is ever unpickled.
+"""
+
+import contextlib
+import ctypes
+import io
+import json
+import math
+import os
+import sys
+import traceback
+
+ALLOWED_MODULES = (
+    "pandas", "numpy", "math", "re", "datetime", "collections", "statistics", "itertools",
+    "functools", "operator", "string", "decimal", "fractions", "typing", "json", "heapq",
+    "bisect", "random", "unicodedata", "calendar", "dateutil", "time", "textwrap", "difflib",
+    "copy", "numbers", "enum", "dataclasses", "zoneinfo", "collections.abc",
+)  # fmt: skip
+SAFE_BUILTINS = (
+    "abs", "all", "any", "ascii", "bin", "bool", "bytearray", "bytes", "callable", "chr",
+    "classmethod", "complex", "dict", "divmod", "enumerate", "filter", "float", "format",
+    "frozenset", "hash", "hex", "id", "int", "isinstance", "issubclass", "iter", "len",
+    "list", "map", "max", "min", "next", "object", "oct", "ord", "pow", "property", "range",
+    "repr", "reversed", "round", "set", "slice", "sorted", "staticmethod", "str", "sum",
+    "super", "tuple", "type", "zip", "__build_class__", "NotImplemented", "Ellipsis",
+    "ArithmeticError", "AssertionError", "AttributeError", "Exception", "IndexError",
+    "KeyError", "LookupError", "NameError", "NotImplementedError", "OverflowError",
+    "RuntimeError", "StopIteration", "TypeError", "ValueError", "ZeroDivisionError",
+    "ArithmeticError", "FloatingPointError", "UnicodeError", "Warning",
+)  # fmt: skip
+
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
+PR_SET_NO_NEW_PRIVS = 38
+SYS_LANDLOCK_CREATE_RULESET = 444
+SYS_LANDLOCK_ADD_RULE = 445
+SYS_LANDLOCK_RESTRICT_SELF = 446
+LANDLOCK_RULE_PATH_BENEATH = 1
+# Landlock filesystem rights by ABI version (linux/landlock.h).
+FS_EXECUTE, FS_WRITE_FILE, FS_READ_FILE, FS_READ_DIR = 1, 2, 4, 8
+FS_ABI1_ALL = (1 << 13) - 1
+FS_REFER, FS_TRUNCATE, FS_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
+NET_BIND_TCP, NET_CONNECT_TCP = 1, 2
+SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL = 1, 2
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+
+
+class RulesetAttr(ctypes.Structure):
+    _fields_ = (
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    )
+
+
+class PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
+
+
+def _errno() -> str:
+    return os.strerror(ctypes.get_errno())
+
+
+def isolate_network(is_root: bool) -> str:
+    if _libc.unshare(CLONE_NEWNET) == 0:
+        return "namespace"
+    if is_root:
+        return "none: unshare(CLONE_NEWNET) failed: " + _errno()
+    uid, gid = os.getuid(), os.getgid()
+    if _libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0:
+        return "none: no network namespace for an unprivileged user: " + _errno()
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                       ("gid_map", f"{gid} {gid} 1")):  # fmt: skip
+        with open(f"/proc/self/{name}", "w") as handle:
+            handle.write(text)
+    return "namespace (user namespace)"
+
+
+def drop_privileges(uid: int, gid: int) -> None:
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if os.getuid() != uid or os.geteuid() != uid or os.getgid() != gid:
+        raise OSError("could not drop privileges")
+
+
+def landlock(read_paths: list, write_path: str) -> tuple:
+    """Apply Landlock; returns (abi, note). abi 0 means not applied."""
+    abi = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, 0, 1)
+    if abi < 1:
+        return 0, "Landlock unavailable: " + _errno()
+    fs = FS_ABI1_ALL | (FS_REFER if abi >= 2 else 0) | (FS_TRUNCATE if abi >= 3 else 0)
+    fs |= FS_IOCTL_DEV if abi >= 5 else 0
+    attr = RulesetAttr(fs, NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0,
+                       SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL if abi >= 6 else 0)  # fmt: skip
+    size = 8 if abi < 4 else (16 if abi < 6 else 24)
+    ruleset = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), size, 0)
+    if ruleset < 0:
+        return 0, "Landlock ruleset refused: " + _errno()
+    file_rights = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | (FS_TRUNCATE if abi >= 3 else 0)
+    read_only = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
+    rules = [(path, read_only) for path in read_paths]
+    rules += [(write_path, fs), ("/dev/null", (FS_READ_FILE | FS_WRITE_FILE) & file_rights)]
+    for path, rights in rules:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            continue
+        if not os.path.isdir(path):
+            rights &= file_rights
+        rule = PathBeneathAttr(rights, fd)
+        _libc.syscall(SYS_LANDLOCK_ADD_RULE, ruleset, LANDLOCK_RULE_PATH_BENEATH,
+                      ctypes.byref(rule), 0)  # fmt: skip
+        os.close(fd)
+    if _libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0) != 0:
+        os.close(ruleset)
+        return 0, "Landlock restrict_self failed: " + _errno()
+    os.close(ruleset)
+    return int(abi), ""
+
+
+def library_paths() -> list:
+    import sysconfig
+
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    paths.update(p for p in sysconfig.get_paths().values() if p)
+    paths.update(p for p in sys.path if p and os.path.isdir(p))
+    paths.update(("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib",
+                  "/usr/share/zoneinfo", "/etc/ld.so.cache", "/etc/localtime",
+                  "/dev/urandom"))  # fmt: skip
+    return sorted(p for p in paths if os.path.exists(p))
+
+
+def harden(config: dict) -> dict:
+    report = {"network": "", "uid": os.getuid(), "landlock_abi": 0, "no_new_privs": False}
+    warnings = []
+    is_root = os.geteuid() == 0
+    report["network"] = isolate_network(is_root)
+    if not report["network"].startswith("namespace"):
+        warnings.append("no network namespace (" + report["network"] + ")")
+    read_paths = library_paths()  # before dropping privileges: sys.path is fully known
+    if is_root:
+        try:
+            drop_privileges(int(config["uid"]), int(config["gid"]))
+        except (OSError, KeyError, TypeError, ValueError) as error:
+            return {**report, "fatal": f"cannot leave root ({error}); refusing to run code"}
+    report["uid"] = os.getuid()
+    report["no_new_privs"] = _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+    abi, note = landlock(read_paths, config["workdir"])
+    report["landlock_abi"] = abi
+    if note:
+        warnings.append(note + "; files are protected only by the code check and the "
+                        "unprivileged user")  # fmt: skip
+    elif abi < 4:
+        warnings.append(f"Landlock ABI {abi} cannot restrict TCP")
+    report["warnings"] = warnings
+    return report
+
+
+class CappedText(io.StringIO):
+    """stdout for the generated code: keeps the first ``cap`` characters."""
+
+    def __init__(self, cap: int) -> None:
+        super().__init__()
+        self.cap = cap
+        self.dropped = 0
+
+    def write(self, text: str) -> int:
+        room = self.cap - self.tell()
+        if room > 0:
+            super().write(text[:room])
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+
+def jsonable(value, depth: int = 0):
+    """Plain JSON values for whatever ``answer`` returned (pandas/numpy included)."""
+    import numpy as np
+    import pandas as pd
+
+    if depth > 20:
+        raise ValueError("the answer is nested too deeply")
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return None if math.isnan(value) or math.isinf(value) else value
+    if isinstance(value, pd.DataFrame):
+        if value.shape[1] == 1:
+            return jsonable(value.iloc[:, 0].tolist(), depth + 1)
+        return [jsonable(row, depth + 1) for row in value.itertuples(index=False, name=None)]
+    if isinstance(value, (pd.Series, pd.Index, np.ndarray, pd.Categorical)):
+        return [jsonable(v, depth + 1) for v in list(value)]
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v, depth + 1) for k, v in value.items()}
+    if value is pd.NaT or value is pd.NA:
+        return None
+    if isinstance(value, (pd.Timestamp, np.datetime64)):
+        return str(pd.Timestamp(value))
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    try:
+        return float(value) if type(value).__name__ == "Decimal" else str(value)
+    except Exception:
+        return str(value)
+
+
+def guarded_import(allowed_roots: frozenset):
+    real_import = __import__
+
+    def _import(name, globals=None, locals=None, fromlist=(), level=0):
+        if level != 0 or name.split(".")[0] not in allowed_roots or name.startswith("_"):
+            raise ImportError(f"import of {name!r} is not allowed in the sandbox")
+        return real_import(name, globals, locals, fromlist, level)
+
+    return _import
+
+
+def run(request: dict, df, out) -> dict:
+    printed = CappedText(int(request["max_print_chars"]))
+    builtins_table = {name: getattr(__builtins__, name, None) if not isinstance(__builtins__, dict)
+                      else __builtins__.get(name) for name in SAFE_BUILTINS}  # fmt: skip
+    builtins_table = {k: v for k, v in builtins_table.items() if v is not None}
+    builtins_table["__import__"] = guarded_import(
+        frozenset(m.split(".")[0] for m in ALLOWED_MODULES)
+    )
+    builtins_table["print"] = lambda *a, **k: print(*a, **{**k, "file": printed})
+    if request.get("os_layers_only"):
+        # Test seam: prove the OS layers hold on their own, with every builtin available.
+        builtins_table = (
+            dict(vars(__builtins__)) if not isinstance(__builtins__, dict) else dict(__builtins__)
+        )
+    import numpy as np
+    import pandas as pd
+
+    namespace = {"__builtins__": builtins_table, "__name__": "answer_module", "pd": pd,
+                 "np": np, "df": df}  # fmt: skip
+    sys.stdout = printed
+    try:
+        code = compile(request["code"], "<answer>", "exec")
+        exec(code, namespace)
+        function = namespace.get(request.get("function", "answer"))
+        if not callable(function):
+            raise NameError("the code does not define a function answer(df)")
+        value = function(df)
+        result = {"ok": True, "value": jsonable(value), "value_type": _type_name(value)}
+    except MemoryError:
+        result = {"ok": False, "kind": "memory", "error_type": "MemoryError",
+                  "message": "the code ran out of memory", "traceback": ""}  # fmt: skip
+    except BaseException as error:
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == "<answer>"]
+        lines = "".join(traceback.format_list(frames))
+        result = {"ok": False, "kind": "exception", "error_type": type(error).__name__,
+                  "message": str(error)[:2000], "traceback": lines[-4000:]}  # fmt: skip
+    finally:
+        sys.stdout = sys.__stdout__
+    result["stdout"] = printed.getvalue()
+    return result
+
+
+def _type_name(value) -> str:
+    kind = type(value)
+    module = kind.__module__
+    return kind.__name__ if module == "builtins" else f"{module.split('.')[0]}.{kind.__name__}"
+
+
+def main() -> None:
+    raw = sys.stdin.buffer.read()
+    header, _, data = raw.partition(b"\n")
+    request = json.loads(header)
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 1)  # stray writes to fd 1 cannot corrupt the report
+    for name in ALLOWED_MODULES:
+        with contextlib.suppress(ImportError):
+            __import__(name)
+    import pandas as pd
+
+    df = pd.read_parquet(io.BytesIO(data))
+    del raw, data
+    report = harden(request)
+    report["strict_failure"] = bool(request.get("strict")) and bool(report.get("warnings"))
+    out.write(json.dumps({"isolation": report}) + "\n")
+    out.flush()
+    if "fatal" in report or report["strict_failure"]:
+        return
+    try:
+        result = run(request, df, out)
+        text = json.dumps(result, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        text = json.dumps({"ok": False, "kind": "exception", "error_type": type(error).__name__,
+                           "message": f"the answer cannot be returned as JSON: {error}",
+                           "traceback": "", "stdout": ""})  # fmt: skip
+    if len(text) > int(request["max_result_chars"]):
+        text = json.dumps({"ok": False, "kind": "output", "error_type": "OutputTooLarge",
+                           "message": f"the answer is {len(text)} characters of JSON, over the "
+                           f"limit of {request['max_result_chars']}", "traceback": "",
+                           "stdout": ""})  # fmt: skip
+    out.write(text + "\n")
+    out.flush()
+
+
+main()
