@@ -1,30 +1,58 @@
-"""``Engine.ask``: question → Plan → tables → SQL → series → forecast → answer, traced."""
+"""``Engine.ask``: plan → retrieve → read → forecast → analyze, each stage one implementation.
+
+The engine composes implementations of the stage interfaces in ``foretab.core.stages``.
+The defaults are the rule planner, caption retrieval, the guarded history query, the
+store's fitted model and the exact analyzer; the benchmark's ablations and the LLM agents
+pass other implementations — ``ask`` itself has no switches::
+
+    with Engine("corpus.duckdb") as engine:
+        answer = engine.ask("What will the price of Poly Central Park in Jiangning, Nanjing be next month?")
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable
+from typing import TypeVar
 
-from foretab.analyze import analyze
-from foretab.answer import Answer, Series, Trace
-from foretab.future import FutureMode, FutureSource, future_source
+from foretab.analyze import RuleAnalyzer
+from foretab.core.answer import Answer
+from foretab.core.plan import Plan
+from foretab.core.series import Forecast
+from foretab.core.stages import Analyzer, FutureSource, HistoryReader, Planner, TableRetriever
+from foretab.core.trace import AnalyzeStep, ForecastStep, PlanStep, ReadStep, RetrieveStep, Trace
+from foretab.future import FutureMode, future_months, future_source
 from foretab.months import Month
 from foretab.parse.entities import EntityIndex
 from foretab.parse.parser import parse_question
-from foretab.parse.plan import Plan, ProjectRef
-from foretab.retrieve import Retrieval, Retriever, history_span
-from foretab.sql.build import history_query
-from foretab.sql.guard import GuardedExecutor, QueryResult
+from foretab.read import GuardedHistoryReader
+from foretab.retrieve import Retriever
+from foretab.sql.guard import GuardedExecutor
 from foretab.store import open_history
+
+T = TypeVar("T")
+
+
+class RulePlanner:
+    """The rule-based planner (no LLM): entity linking, time expressions, family cues."""
+
+    name = "rules"
+
+    def __init__(self, index: EntityIndex, reference: Month) -> None:
+        self.index = index
+        self.reference = reference
+
+    def plan(self, question: str) -> Plan:
+        return parse_question(question, self.index, self.reference)
 
 
 class Engine:
     """Answers questions over one store; build once, ask many times (indexes stay warm).
 
-    ``future``: ``model`` forecasts with the model trained for the store (``foretab
-    train``); ``oracle`` reads the future store (evaluation only); ``none`` carries the last
-    observed price forward.
+    ``future``: ``model`` forecasts the series read with the model fitted for the store;
+    ``oracle`` reads the future store (evaluation only); ``none`` carries the last observed
+    price forward. Any stage can be replaced by passing an implementation; a factory
+    (``reader=lambda engine: ...``) receives the engine, for stages that need its guard.
     """
 
     def __init__(
@@ -35,17 +63,33 @@ class Engine:
         model: str | None = None,
         max_rows: int = 10_000,
         timeout_s: float = 5.0,
+        planner: Planner | None = None,
+        retriever: TableRetriever | Callable[[Engine], TableRetriever] | None = None,
+        reader: HistoryReader | Callable[[Engine], HistoryReader] | None = None,
+        future_source: FutureSource | Callable[[Engine], FutureSource] | None = None,
+        analyzer: Analyzer | None = None,
     ) -> None:
         self.db = db
         self.store = open_history(db)
-        projects = self.store.projects()
-        self.reference: Month = self.store.reference_month or max(p.last_month for p in projects)
-        self.index = EntityIndex(projects)
-        self.retriever = Retriever(self.store.catalog())
-        self.guard = GuardedExecutor(self.store.location, max_rows=max_rows, timeout_s=timeout_s)
+        try:
+            projects = self.store.projects()
+            self.reference: Month = self.store.reference_month or max(
+                p.last_month for p in projects
+            )
+            self.index = EntityIndex(projects)
+            self.guard = GuardedExecutor(
+                self.store.location, max_rows=max_rows, timeout_s=timeout_s
+            )
+        except BaseException:
+            self.store.close()
+            raise
+        self.planner: Planner = planner or RulePlanner(self.index, self.reference)
+        self.retriever: TableRetriever = _built(retriever, self) or Retriever(self.store.catalog())
+        self.reader: HistoryReader = _built(reader, self) or GuardedHistoryReader(self.guard)
+        self.analyzer: Analyzer = analyzer or RuleAnalyzer()
         self.future_mode = future
         self._model = model
-        self._future: FutureSource | None = None
+        self._future: FutureSource | None = _built(future_source, self)
 
     def close(self) -> None:
         self.guard.close()
@@ -65,113 +109,56 @@ class Engine:
         return self._future
 
     def parse(self, question: str) -> Plan:
-        return parse_question(question, self.index, self.reference)
+        return self.planner.plan(question)
 
-    def ask(
-        self,
-        question: str,
-        *,
-        tables: Sequence[str] | None = None,
-        history_sql: str | None = None,
-    ) -> Answer:
-        """Answer ``question``.
-
-        ``tables`` replaces retrieval with the given table names (golden captions);
-        ``history_sql`` replaces the engine's own history query (golden history); both
-        still run through the SQL guard.
-        """
-        timings: dict[str, float] = {}
-        with _timed(timings, "parse"):
-            plan = self.parse(question)
-        with _timed(timings, "retrieve"):
-            retrieval = self.retriever.by_names(tables) if tables else self.retriever.retrieve(plan)
-        with _timed(timings, "sql"):
-            result, params = self._history_rows(plan, retrieval, history_sql)
-            history = _series(result, plan.projects)
-        future_months = [m for m in plan.window.months if m > self.reference]
-        forecast: Series = {}
-        source = "none needed"
-        if future_months:
-            with _timed(timings, "forecast"):
-                forecast = self.future.values(history, plan.projects, future_months)
-                source = self.future.name
-        with _timed(timings, "analyze"):
-            analysis = analyze(plan, history, forecast)
-        timings["total"] = sum(timings.values())
-        trace = Trace(
-            tables=tuple(t.table_name for t in retrieval.tables),
-            retrieval=tuple((m.caption, m.method) for m in retrieval.matches),
-            sql=result.sql if result else "",
-            params=params,
-            history_rows=len(result.rows) if result else 0,
-            future_source=source,
-            timings=timings,
+    def ask(self, question: str) -> Answer:
+        """Answer ``question``; raises a ``ForetabError`` that says why when it cannot."""
+        steps: list = []
+        plan, seconds = _timed(lambda: self.planner.plan(question))
+        steps.append(PlanStep(self.planner.name, seconds))
+        retrieval, seconds = _timed(lambda: self.retriever.retrieve(plan))
+        steps.append(RetrieveStep(self.retriever.name, seconds, retrieval.matches))
+        read, seconds = _timed(lambda: self.reader.read(plan, retrieval))
+        steps.append(
+            ReadStep(
+                self.reader.name,
+                seconds,
+                read.sql,
+                read.params,
+                read.rows,
+                read.truncated,
+                read.history.dropped_rows,
+            )
         )
+        months = future_months(plan)
+        forecast = Forecast.nothing_needed()
+        if months:
+            source = self.future
+            forecast, seconds = _timed(lambda: source.forecast(plan, read.history))
+            steps.append(ForecastStep(source.name, seconds, tuple(months), forecast.level))
+        analysis, seconds = _timed(lambda: self.analyzer.analyze(plan, read.history, forecast))
+        steps.append(AnalyzeStep(self.analyzer.name, seconds))
         return Answer(
             question=question,
             answer=analysis.answer,
             text=analysis.text,
             task=plan.task,
             plan=plan,
-            trace=trace,
-            history=history,
+            trace=Trace(tuple(steps)),
+            history=read.history,
             forecast=forecast,
         )
 
-    def _history_rows(
-        self, plan: Plan, retrieval: Retrieval, history_sql: str | None
-    ) -> tuple[QueryResult | None, tuple[object, ...]]:
-        if history_sql is not None:
-            return self.guard.execute(history_sql), ()
-        first, last = history_span(plan)
-        query = history_query(retrieval.tables, plan.projects, first, last)
-        if query is None:
-            return None, ()
-        return self.guard.execute(query.ast, query.params), query.params
+
+def _built(stage: T | Callable[[Engine], T] | None, engine: Engine) -> T | None:
+    if stage is None:
+        return None
+    if callable(stage) and not hasattr(stage, "name"):
+        return stage(engine)  # type: ignore[return-value]
+    return stage  # type: ignore[return-value]
 
 
-def _series(
-    result: QueryResult | None, projects: Sequence[ProjectRef]
-) -> dict[ProjectRef, dict[Month, float]]:
-    """Rows (``[district,] project_name, month, price``) → one series per plan project."""
-    series: dict[ProjectRef, dict[Month, float]] = {ref: {} for ref in projects}
-    if result is None:
-        return series
-    columns = [c.lower() for c in result.columns]
-    by_key = {(ref.district, ref.project): ref for ref in projects}
-    by_name: dict[str, list[ProjectRef]] = {}
-    for ref in projects:
-        by_name.setdefault(ref.project, []).append(ref)
-    i_name = _column(columns, ("project_name", "project"))
-    i_month = _column(columns, ("month", "date"))
-    i_price = _column(columns, ("price", "avg_price", "average_transaction_price"))
-    i_district = columns.index("district") if "district" in columns else None
-    for row in result.rows:
-        if row[i_price] is None:
-            continue
-        name = str(row[i_name])
-        ref = by_key.get((str(row[i_district]), name)) if i_district is not None else None
-        if ref is None and len(by_name.get(name, ())) == 1:
-            ref = by_name[name][0]
-        if ref is None:
-            continue
-        series[ref][Month.from_date(row[i_month])] = float(row[i_price])
-    return series
-
-
-def _column(columns: list[str], names: tuple[str, ...]) -> int:
-    for name in names:
-        if name in columns:
-            return columns.index(name)
-    from foretab.errors import QueryError
-
-    raise QueryError(f"the history query returned columns {columns}; it needs one of {list(names)}")
-
-
-@contextmanager
-def _timed(timings: dict[str, float], step: str) -> Iterator[None]:
+def _timed(work: Callable[[], T]) -> tuple[T, float]:
     started = time.perf_counter()
-    try:
-        yield
-    finally:
-        timings[step] = time.perf_counter() - started
+    result = work()
+    return result, time.perf_counter() - started

@@ -1,48 +1,51 @@
-"""Where future values come from: a forecaster, the future store (oracle), or persistence."""
+"""Future sources: where values for months after R come from (the forecast stage).
+
+``ModelSource`` forecasts the series the reader returned with the model fitted for the
+store; ``Persistence`` carries the last observed value forward (GH-NF); ``Oracle`` reads
+the future store (GH+GF, evaluation only). All three implement
+``foretab.core.stages.FutureSource``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Literal
 
-from foretab.answer import Series
+from foretab.core.plan import Plan, ProjectRef
+from foretab.core.series import Forecast, ForecastBasis, ForecastPoint, History
+from foretab.core.stages import FutureSource
 from foretab.errors import ForecastError, QuestionError
 from foretab.months import Month
-from foretab.parse.plan import ProjectRef
 from foretab.store import HistoryStore, open_future
 
 FutureMode = Literal["model", "oracle", "none"]
+FUTURE_MODES: tuple[str, ...] = ("model", "oracle", "none")
 
 
-class FutureSource(Protocol):
-    """Gives values for months after the reference month."""
-
-    name: str
-
-    def values(
-        self, history: Series, projects: Sequence[ProjectRef], months: Sequence[Month]
-    ) -> dict[ProjectRef, dict[Month, float]]: ...
+def future_months(plan: Plan) -> list[Month]:
+    """The plan's window months after the reference month."""
+    return [m for m in plan.window.months if m > plan.reference_month]
 
 
 class Persistence:
-    """GH-NF: every future month equals the last observed price."""
+    """GH-NF: every future month equals the last observed value."""
 
     name = "none"
 
-    def values(
-        self, history: Series, projects: Sequence[ProjectRef], months: Sequence[Month]
-    ) -> dict[ProjectRef, dict[Month, float]]:
-        out: dict[ProjectRef, dict[Month, float]] = {}
-        for ref in projects:
-            observed = history.get(ref, {})
+    def forecast(self, plan: Plan, history: History) -> Forecast:
+        months = future_months(plan)
+        points: dict[ProjectRef, dict[Month, ForecastPoint]] = {}
+        basis: dict[ProjectRef, ForecastBasis] = {}
+        for ref in plan.projects:
+            observed = history[ref]
             if not observed:
                 raise ForecastError(
                     f"{ref.project} ({ref.district}, {ref.city}) has no observed price in the "
                     "history the question reads, so there is nothing to carry forward."
                 )
-            last = observed[max(observed)]
-            out[ref] = {m: last for m in months}
-        return out
+            last = max(observed)
+            points[ref] = {m: ForecastPoint(observed[last]) for m in months}
+            basis[ref] = ForecastBasis(len(observed), last, note="last observed value")
+        return Forecast(self.name, points, None, basis)
 
 
 class Oracle:
@@ -53,27 +56,27 @@ class Oracle:
     def __init__(self, db: str) -> None:
         with open_future(db) as store:
             panel = store.panel()
-        self._values: dict[tuple[str, str, str], dict[Month, float]] = {}
+        self._values: dict[ProjectRef, dict[Month, float]] = {}
         for city, district, project, month, price in panel.itertuples(index=False, name=None):
-            self._values.setdefault((city, district, project), {})[Month.parse(month)] = float(
-                price
-            )
+            ref = ProjectRef(city, district, project)
+            self._values.setdefault(ref, {})[Month.parse(month)] = float(price)
 
-    def values(
-        self, history: Series, projects: Sequence[ProjectRef], months: Sequence[Month]
-    ) -> dict[ProjectRef, dict[Month, float]]:
-        out: dict[ProjectRef, dict[Month, float]] = {}
-        for ref in projects:
-            known = self._values.get((ref.city, ref.district, ref.project), {})
-            out[ref] = {m: known[m] for m in months if m in known}
-        return out
+    def forecast(self, plan: Plan, history: History) -> Forecast:
+        del history  # the oracle ignores what was read: that is the point of the ablation
+        months = future_months(plan)
+        points = {}
+        for ref in plan.projects:
+            known = self._values.get(ref, {})
+            points[ref] = {m: ForecastPoint(known[m]) for m in months if m in known}
+        return Forecast(self.name, points)
 
 
-class Model:
-    """Forecasts from the model persisted with the store (``foretab train``).
+class StoredForecasts:
+    """Forecasts precomputed at ``foretab train`` time, looked up by project.
 
-    Training forecasts every project of the history store for R+1..R+12 from the same
-    history the engine reads, so answering is a lookup: no model runs per question.
+    Transitional: it ignores the history that was read. ``foretab.forecast.source.ModelSource``
+    (the fitted model forecasting the series read) replaces it once the store keeps a
+    data-only fitted model.
     """
 
     def __init__(self, store: HistoryStore, model: str | None) -> None:
@@ -82,16 +85,26 @@ class Model:
         self._forecaster = load_store_forecaster(store, model)
         self.name = f"model:{self._forecaster.model}"
 
-    def values(
-        self, history: Series, projects: Sequence[ProjectRef], months: Sequence[Month]
-    ) -> dict[ProjectRef, dict[Month, float]]:
-        return self._forecaster.forecast(projects, months)
+    def forecast(self, plan: Plan, history: History) -> Forecast:
+        del history
+        months = future_months(plan)
+        values = self._forecaster.forecast(plan.projects, months)
+        points = {}
+        for ref, row in values.items():
+            bad = [m.label for m, v in row.items() if v != v]
+            if bad:
+                raise ForecastError(
+                    f"no forecast for {ref.project} ({ref.district}, {ref.city}) in "
+                    f"{', '.join(bad)}: it has no observation in the months the model reads"
+                )
+            points[ref] = {m: ForecastPoint(v) for m, v in row.items()}
+        return Forecast(self.name, points)
 
 
 def future_source(mode: str, db: str, store: HistoryStore, model: str | None) -> FutureSource:
     """The source for ``--future model|oracle|none``."""
     if mode == "model":
-        return Model(store, model)
+        return StoredForecasts(store, model)
     if mode == "oracle":
         return Oracle(db)
     if mode == "none":

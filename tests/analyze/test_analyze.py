@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 
 from foretab.analyze import analyze
+from foretab.core.plan import Aggregate, ChangeMeasure, Comparison, ProjectRef, Task
 from foretab.errors import ForecastError, QuestionError
 from foretab.months import Month
 from foretab.parse.entities import EntityIndex
 from foretab.parse.parser import parse_question
-from foretab.parse.plan import Aggregate, ChangeMeasure, Comparison, ProjectRef, Task
 from foretab.store.catalog import ProjectEntry
 
 R = Month(2021, 12)

@@ -13,8 +13,8 @@ import pandas as pd
 
 from foretab.bench.qa_items import AnswerRows, QAItem
 from foretab.bench.templates import TEMPLATES_BY_ID
+from foretab.core.plan import Aggregate, ChangeMeasure, Comparison, ProjectRef, Task
 from foretab.months import Month
-from foretab.parse.plan import Aggregate, ChangeMeasure, Comparison, ProjectRef, Task
 
 PanelIndex = dict[ProjectRef, dict[Month, float]]
 

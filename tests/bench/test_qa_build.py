@@ -15,8 +15,8 @@ from conftest import REFERENCE, BenchStore
 from foretab.bench.qa_build import SPLITS, BenchBuildError, BuildConfig, build_dataset
 from foretab.bench.qa_items import QAItem, read_items
 from foretab.bench.templates import TEMPLATES, TEMPLATES_BY_ID
+from foretab.core.plan import Task
 from foretab.months import Month
-from foretab.parse.plan import Task
 from foretab.store import open_future, open_history
 
 

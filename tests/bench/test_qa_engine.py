@@ -12,7 +12,7 @@ from foretab.bench.qa_items import read_items
 @pytest.fixture(scope="module")
 def oracle_run(bench_store: BenchStore) -> RunResult:
     items = read_items(bench_store.out / "test.jsonl") + read_items(bench_store.out / "val.jsonl")
-    engine = make_engine(bench_store.db, "gh-gf", None)
+    engine = make_engine(bench_store.db, "gh-gf", None, items)
     try:
         return run_benchmark(engine, items, ablation="gh-gf")
     finally:
@@ -40,7 +40,7 @@ def test_golden_future_gives_zero_forecast_error(oracle_run: RunResult) -> None:
 
 def test_persistence_ablation_runs_and_is_worse(bench_store: BenchStore) -> None:
     items = read_items(bench_store.out / "test.jsonl")
-    engine = make_engine(bench_store.db, "gh-nf", None)
+    engine = make_engine(bench_store.db, "gh-nf", None, items)
     try:
         data = run_benchmark(engine, items, ablation="gh-nf").to_dict()
     finally:

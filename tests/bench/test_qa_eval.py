@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,11 +11,17 @@ from typer.testing import CliRunner
 
 from conftest import BenchStore
 from foretab.bench import qa_eval
-from foretab.bench.qa_eval import ABLATIONS, BenchRunError, ablation_spec, run_benchmark
+from foretab.bench.qa_eval import (
+    ABLATIONS,
+    BenchRunError,
+    ablation_spec,
+    make_engine,
+    run_benchmark,
+)
 from foretab.bench.qa_items import QAItem, read_items
 from foretab.bench.qa_report import load_runs, render_markdown, write_report
 from foretab.cli.main import _register, app
-from foretab.errors import QuestionError
+from foretab.errors import ForetabError, QuestionError
 
 
 @dataclass(frozen=True)
@@ -37,16 +42,10 @@ class GoldEngine:
     items: dict[str, QAItem]
     fail: set[str] = field(default_factory=set)
     wrong: set[str] = field(default_factory=set)
-    calls: list[tuple[str, tuple[str, ...] | None, str | None]] = field(default_factory=list)
+    calls: list[str] = field(default_factory=list)
 
-    def ask(
-        self,
-        question: str,
-        *,
-        tables: Sequence[str] | None = None,
-        history_sql: str | None = None,
-    ) -> FakeAnswer:
-        self.calls.append((question, tuple(tables) if tables else None, history_sql))
+    def ask(self, question: str) -> FakeAnswer:
+        self.calls.append(question)
         item = self.items[question]
         if item.id in self.fail:
             raise QuestionError(f"cannot parse {question!r}")
@@ -96,21 +95,49 @@ def test_errors_and_wrong_answers_are_scored_never_raised(test_items: list[QAIte
     assert failed.error and failed.error.startswith("QuestionError") and not failed.correct
 
 
-@pytest.mark.parametrize("ablation", list(ABLATIONS))
-def test_ablations_pass_the_golden_inputs(test_items: list[QAItem], ablation: str) -> None:
-    engine = GoldEngine({i.question: i for i in test_items})
-    run_benchmark(engine, test_items[:5], ablation=ablation)
-    spec = ablation_spec(ablation)
-    for (question, tables, history_sql), item in zip(engine.calls, test_items[:5], strict=True):
-        assert question == item.question
-        assert tables == (item.tables if spec.golden_tables else None)
-        assert history_sql == (item.history_sql if spec.golden_history else None)
-    assert (
-        spec.future
-        == {"none": "model", "gh-nf": "none", "gtc": "model", "gh-pf": "model", "gh-gf": "oracle"}[
-            ablation
-        ]
-    )
+@pytest.mark.parametrize("ablation", ["gh-nf", "gh-gf"])
+def test_ablations_are_stage_implementations(
+    bench_store: BenchStore, test_items: list[QAItem], ablation: str
+) -> None:
+    # The golden inputs reach the engine as stages, not as arguments of ``ask``.
+    engine = make_engine(bench_store.db, ablation, None, test_items)
+    try:
+        assert engine.reader.name == "golden-history"  # type: ignore[attr-defined]
+        assert engine.retriever.name == "captions"  # type: ignore[attr-defined]
+        item = test_items[0]
+        answer = engine.ask(item.question)
+        read = next(s for s in answer.trace.steps if s.stage == "read")  # type: ignore[attr-defined]
+        assert read.implementation == "golden-history"
+        assert read.sql.split() == engine.guard.prepare(item.history_sql).split()  # type: ignore[attr-defined]
+        assert answer.trace.future_source == {"gh-nf": "none", "gh-gf": "oracle"}[ablation]  # type: ignore[attr-defined]
+        with pytest.raises(ForetabError, match="golden"):
+            engine.ask(
+                "What will the price of Poly Central Park in Jiangning, Nanjing be next month?"
+            )
+    finally:
+        engine.close()  # type: ignore[attr-defined]
+
+
+def test_golden_captions_replace_retrieval(
+    bench_store: BenchStore, test_items: list[QAItem]
+) -> None:
+    from foretab.bench.ablations import GoldenCaptions
+    from foretab.engine import Engine
+    from foretab.retrieve import Retriever
+
+    with Engine(bench_store.db, future="oracle") as engine:
+        golden = GoldenCaptions(Retriever(engine.store.catalog()), test_items)
+        for item in test_items[:5]:
+            plan = engine.parse(item.question)
+            retrieval = golden.retrieve(plan)
+            assert tuple(t.table_name for t in retrieval.tables) == tuple(item.tables)
+            assert {m.method for m in retrieval.matches} == {"given"}
+
+
+def test_ablation_specs_choose_the_future_source() -> None:
+    assert {a: ablation_spec(a).future for a in ABLATIONS} == {
+        "none": "model", "gh-nf": "none", "gtc": "model", "gh-pf": "model", "gh-gf": "oracle",
+    }  # fmt: skip
 
 
 def test_unknown_ablation_is_a_clear_error() -> None:
@@ -156,7 +183,7 @@ def test_cli_build_run_and_report(
     assert (out / "manifest.json").exists() and (out / "test.jsonl").exists()
     items = read_items(out / "test.jsonl")
 
-    def fake_engine(db: str, ablation: str, model: str | None) -> GoldEngine:
+    def fake_engine(db: str, ablation: str, model: str | None, items_: object) -> GoldEngine:
         assert db == bench_store.db
         return GoldEngine({i.question: i for i in items})
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from foretab.core.plan import Aggregate, Plan, ProjectRef, Task, TimeWindow
 from foretab.months import Month
-from foretab.parse.plan import Aggregate, Plan, ProjectRef, Task, TimeWindow
 from foretab.retrieve import Retriever, required_captions
 from foretab.sql.build import history_query
 from foretab.sql.guard import GuardedExecutor
@@ -87,7 +87,8 @@ def test_history_query_matches_the_frame(db: str) -> None:
     assert "UNION ALL" in text and "Poly Central Park" not in text  # values are bound
     with GuardedExecutor(db) as guard:
         result = guard.execute(query.ast, query.params)
-    got = sorted((r[0], r[1], Month.from_date(r[2]).iso, r[3]) for r in result.rows)
+    got = sorted((r[1], r[2], Month.from_date(r[3]).iso, r[4]) for r in result.rows)
+    assert {r[0] for r in result.rows} == {"Nanjing"}
     frame = corpus()
     window = frame[(frame.month >= (R - 23).iso) & (frame.month <= R.iso)]
     want = sorted(

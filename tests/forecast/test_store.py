@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from foretab.core.plan import ProjectRef
 from foretab.errors import ForecastError
 from foretab.forecast.store import (
     fit_store_forecaster,
@@ -18,7 +19,6 @@ from foretab.forecast.store import (
     train_store_forecaster,
 )
 from foretab.months import Month, month_range
-from foretab.parse.plan import ProjectRef
 from foretab.store import open_history
 from foretab.store.ingest import ingest_frame
 

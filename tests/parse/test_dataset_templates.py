@@ -12,10 +12,10 @@ from collections import defaultdict
 
 import pytest
 
+from foretab.core.plan import Aggregate
 from foretab.months import Month
 from foretab.parse.entities import EntityIndex
 from foretab.parse.parser import parse_question
-from foretab.parse.plan import Aggregate
 from foretab.parse.timexpr import catalog
 from foretab.store.catalog import ProjectEntry
 

@@ -23,23 +23,17 @@ Numeric rule, shared with the dataset builder (both must compute answers this wa
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
+from foretab.core.plan import Aggregate, ChangeMeasure, Comparison, Plan, ProjectRef
+from foretab.core.series import Forecast, History
+from foretab.core.stages import Analysis
 from foretab.errors import ForecastError, QuestionError
 from foretab.months import Month
-from foretab.parse.plan import Aggregate, ChangeMeasure, Comparison, Plan, ProjectRef
 
 Cell = str | float
+__all__ = ["Analysis", "RuleAnalyzer", "analyze", "current_price"]
 Series = Mapping[Month, float]
-
-
-@dataclass(frozen=True, slots=True)
-class Analysis:
-    """The answer list (ODTQA-FoRe format) and a one-sentence text answer."""
-
-    answer: list[list[Cell]]
-    text: str
 
 
 def _series(
@@ -232,3 +226,12 @@ def _reasoning(
         [[ref.project]],
         f"{ref.project} will {word} the most {when} compared with now ({amount}).",
     )
+
+
+class RuleAnalyzer:
+    """The exact, deterministic analyzer (``foretab.core.stages.Analyzer``)."""
+
+    name = "rules"
+
+    def analyze(self, plan: Plan, history: History, forecast: Forecast) -> Analysis:
+        return analyze(plan, history.series, forecast.values())

@@ -36,9 +36,9 @@ import duckdb
 from foretab.bench.qa_items import AnswerRows, QAItem, write_items
 from foretab.bench.qa_sql import answer_sql, future_sql, history_sql, lit
 from foretab.bench.templates import TEMPLATES, Template, WindowKind, render
+from foretab.core.plan import ProjectRef, Task, TimeWindow
 from foretab.errors import ForetabError
 from foretab.months import MONTH_NAMES, Month
-from foretab.parse.plan import ProjectRef, Task, TimeWindow
 from foretab.store.location import StoreLocation
 from foretab.store.naming import CATALOG_TABLE, META_TABLE
 

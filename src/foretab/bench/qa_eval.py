@@ -5,11 +5,14 @@ Ablations follow the paper (§5.3):
 ==========  ===========================================================================
 ``none``    the full pipeline: parse → retrieve → history SQL → forecast → analyze
 ``gh-nf``   golden history SQL, no forecast (persistence: the engine's ``future="none"``)
-``gtc``     golden table captions: the engine is given the golden tables, rest unchanged
+``gtc``     golden table captions: the golden tables replace retrieval, rest unchanged
 ``gh-pf``   golden history SQL + predicted future (the forecaster)
 ``gh-gf``   golden history SQL + golden future (the oracle: future months read from the
             future store) — a deterministic analyzer must score 100 here
 ==========  ===========================================================================
+
+Each ablation is a choice of stage implementations (``foretab.bench.ablations``), made
+when the engine is built; the forecaster always forecasts the history that was read.
 
 An engine error never stops the run: it is an invalid completion (forecasting) or a wrong
 answer (reasoning), and is counted by error type.
@@ -69,13 +72,7 @@ ABLATIONS: dict[str, AblationSpec] = {
 class EngineLike(Protocol):
     """What the evaluator needs from ``foretab.engine.Engine``."""
 
-    def ask(
-        self,
-        question: str,
-        *,
-        tables: Sequence[str] | None = None,
-        history_sql: str | None = None,
-    ) -> object: ...
+    def ask(self, question: str) -> object: ...
 
 
 def ablation_spec(name: str) -> AblationSpec:
@@ -88,17 +85,27 @@ def ablation_spec(name: str) -> AblationSpec:
         ) from None
 
 
-def make_engine(db: str, ablation: str, model: str | None) -> EngineLike:
-    """The real engine configured for ``ablation``."""
+def make_engine(
+    db: str, ablation: str, model: str | None, items: Sequence[QAItem] = ()
+) -> EngineLike:
+    """The real engine with the stage implementations of ``ablation``.
+
+    ``items`` supply the golden tables / history SQL of the golden ablations.
+    """
+    from foretab.bench.ablations import GoldenCaptions, golden_history
+    from foretab.engine import Engine
+    from foretab.retrieve import Retriever
+
     spec = ablation_spec(ablation)
-    try:
-        from foretab.engine import Engine
-    except ImportError as exc:
-        raise BenchRunError(
-            f"The question engine is not available ({exc}); `foretab bench run` needs "
-            "foretab.engine.Engine."
-        ) from exc
-    engine = Engine(db, future=spec.future, model=model)
+    engine = Engine(
+        db,
+        future=spec.future,
+        model=model,
+        retriever=(lambda e: GoldenCaptions(Retriever(e.store.catalog()), items))
+        if spec.golden_tables
+        else None,
+        reader=(lambda e: golden_history(e.guard, items)) if spec.golden_history else None,
+    )
     # Load the future source now: a missing model would otherwise turn every forecast
     # question of the run into an error instead of one clear message.
     try:
@@ -232,11 +239,7 @@ def evaluate_item(engine: EngineLike, item: QAItem, spec: AblationSpec) -> ItemR
     error: str | None = None
     source = ""
     try:
-        answer = engine.ask(
-            item.question,
-            tables=list(item.tables) if spec.golden_tables else None,
-            history_sql=item.history_sql if spec.golden_history else None,
-        )
+        answer = engine.ask(item.question)
         predicted = _plain(getattr(answer, "answer", None))
         trace = getattr(answer, "trace", None)
         retrieved = tuple(getattr(trace, "tables", ()) or ())
@@ -300,8 +303,8 @@ def run_benchmark(
 _WORKER: dict[str, object] = {}
 
 
-def _worker_init(db: str, ablation: str, model: str | None) -> None:
-    _WORKER["engine"] = make_engine(db, ablation, model)
+def _worker_init(db: str, ablation: str, model: str | None, items: Sequence[QAItem]) -> None:
+    _WORKER["engine"] = make_engine(db, ablation, model, items)
     _WORKER["spec"] = ablation_spec(ablation)
 
 
@@ -335,7 +338,9 @@ def run_parallel(
     # spawn, not fork: a forked child would inherit DuckDB's threads and could deadlock.
     context = multiprocessing.get_context("spawn")
     by_id: dict[str, ItemResult] = {}
-    with context.Pool(workers, initializer=_worker_init, initargs=(db, ablation, model)) as pool:
+    with context.Pool(
+        workers, initializer=_worker_init, initargs=(db, ablation, model, tuple(items))
+    ) as pool:
         for done, result in enumerate(pool.imap_unordered(_worker_eval, items, chunksize=8), 1):
             by_id[result.item.id] = result
             if progress is not None:

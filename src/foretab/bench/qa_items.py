@@ -7,8 +7,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from foretab.core.plan import ProjectRef
 from foretab.errors import ForetabError
-from foretab.parse.plan import ProjectRef
 
 AnswerRows = list[list[str | float]]
 

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 
 from sqlglot import exp
 
+from foretab.core.plan import Aggregate, ChangeMeasure, Comparison, Task
 from foretab.months import Month
-from foretab.parse.plan import Aggregate, ChangeMeasure, Comparison, Task
 
 HISTORY_ALIAS = "history"
 FUTURE_ALIAS = "future"

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from foretab.parse.plan import Aggregate, ChangeMeasure, Comparison, Task
+from foretab.core.plan import Aggregate, ChangeMeasure, Comparison, Task
 
 
 class WindowKind(StrEnum):

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from foretab.cli.common import DbOption, exit_on_error
 from foretab.cli.main import app
+from foretab.core.schema import dumps
 
 
 @app.command()
@@ -43,7 +44,7 @@ def ask(
     with Engine(db, future=future, model=model) as engine:  # type: ignore[arg-type]
         answer = engine.ask(question)
     if as_json:
-        typer.echo(json.dumps(answer.to_dict(), ensure_ascii=False, default=str))
+        typer.echo(dumps(answer.to_doc()))
         return
     out = Console()
     out.print(f"[bold]{answer.text}[/]")

@@ -130,7 +130,7 @@ def run(
                 dataset=str(dataset), progress=progress,
             )  # fmt: skip
         else:
-            engine = make_engine(db, ablation, model)
+            engine = make_engine(db, ablation, model, items)
             try:
                 result = run_benchmark(
                     engine, items, ablation=ablation, model=model,

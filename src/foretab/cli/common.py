@@ -52,7 +52,7 @@ def report_error(exc: ForetabError, *, as_json: bool) -> None:
     if exc.suggestions:
         print("Did you mean: " + "; ".join(exc.suggestions), file=sys.stderr)
     if as_json:
-        print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False))
+        print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, allow_nan=False))
 
 
 def parse_month_option(value: str | None, option: str) -> Month | None:

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from foretab.core.plan import ProjectRef
 from foretab.errors import ForecastError
 from foretab.forecast.base import MAX_HORIZON
 from foretab.months import Month, month_range
-from foretab.parse.plan import ProjectRef
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -24,8 +24,8 @@ from enum import StrEnum
 
 from rapidfuzz import fuzz, process
 
+from foretab.core.plan import ProjectRef
 from foretab.errors import AmbiguousEntityError, UnknownEntityError
-from foretab.parse.plan import ProjectRef
 from foretab.parse.text import Token, has_cjk, normalize, tokenize
 from foretab.parse.vocabulary import QUESTION_WORDS
 from foretab.store.catalog import ProjectEntry
@@ -354,7 +354,8 @@ class EntityIndex:
             where = self._where(city_names, place_set)
             raise UnknownEntityError(
                 f"no project{where} is named in the question {question!r}; "
-                "name one as it appears in the catalog (`foretab catalog` lists them)",
+                "name one as it appears in the store (`foretab tables --db DB` lists its districts "
+                "and years; `foretab sql` can list a table's projects)",
                 suggestions=self._suggest(question, scope_ids),
             )
         ordered: list[ProjectRef] = []

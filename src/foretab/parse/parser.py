@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import re
 
+from foretab.core.plan import Aggregate, ChangeMeasure, Comparison, Plan, Task
 from foretab.errors import QuestionError
 from foretab.months import Month
 from foretab.parse.entities import EntityIndex
-from foretab.parse.plan import Aggregate, ChangeMeasure, Comparison, Plan, Task
 from foretab.parse.timexpr import find_time_match
 
 _CURRENT = (

@@ -28,9 +28,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from foretab.core.plan import TimeWindow
 from foretab.errors import QuestionError
 from foretab.months import MONTH_NAMES, Month
-from foretab.parse.plan import TimeWindow
 
 NUMBER_WORDS = (
     "one", "two", "three", "four", "five", "six",

@@ -10,36 +10,15 @@ trace says so rather than silently reading another district's table.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from foretab.core.catalog import CaptionMatch, CatalogEntry, Retrieval
+from foretab.core.plan import Plan, Task
 from foretab.months import Month
-from foretab.parse.plan import Plan, Task
 from foretab.retrieve.bm25 import CaptionIndex
-from foretab.store.catalog import CatalogEntry
 from foretab.store.naming import caption, snake
 
 # Months of history the forecaster reads before the reference month (the paper uses 24).
 LOOKBACK_MONTHS = 24
-
-
-@dataclass(frozen=True, slots=True)
-class CaptionMatch:
-    """How one requested caption was resolved: ``exact``, ``bm25`` or ``missing``."""
-
-    caption: str
-    method: str
-    table: CatalogEntry | None
-
-
-@dataclass(frozen=True, slots=True)
-class Retrieval:
-    """The tables a question reads, and how each was found."""
-
-    matches: tuple[CaptionMatch, ...]
-
-    @property
-    def tables(self) -> tuple[CatalogEntry, ...]:
-        return tuple(m.table for m in self.matches if m.table is not None)
 
 
 def history_span(plan: Plan) -> tuple[Month, Month]:
@@ -64,6 +43,8 @@ def required_captions(plan: Plan) -> list[str]:
 
 class Retriever:
     """Finds the history tables a plan reads."""
+
+    name = "captions"
 
     def __init__(self, catalog: Sequence[CatalogEntry]) -> None:
         self._by_caption = {e.caption: e for e in catalog}

@@ -2,13 +2,14 @@
 
 One ``SELECT`` per year table, joined with ``UNION ALL``::
 
-    SELECT CAST(? AS TEXT) AS district, project_name, month, price
+    SELECT CAST(? AS TEXT) AS city, CAST(? AS TEXT) AS district, project_name, month, price
     FROM project_price_table_jiangning_district_nanjing_2021
     WHERE project_name IN (?, ?) AND month BETWEEN ? AND ?
     UNION ALL ...
-    ORDER BY district, project_name, month
+    ORDER BY city, district, project_name, month
 
-The district column tells rows of same-named projects in different districts apart.
+The city and district columns (bound from the catalog entry of each table) give every row
+its exact entity: "Huangpu District" exists in two cities, and project names repeat.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from foretab.core.plan import ProjectRef
 from foretab.months import Month
-from foretab.parse.plan import ProjectRef
 from foretab.store.catalog import CatalogEntry
 
 
@@ -49,6 +50,7 @@ def history_query(
             continue
         select = (
             exp.select(
+                exp.alias_(exp.cast(exp.Placeholder(), "text"), "city"),
                 exp.alias_(exp.cast(exp.Placeholder(), "text"), "district"),
                 "project_name",
                 "month",
@@ -63,11 +65,11 @@ def history_query(
             )
         )
         selects.append(select)
-        params += [table.district, *names, lo.first_day, hi.first_day]
+        params += [table.city, table.district, *names, lo.first_day, hi.first_day]
     if not selects:
         return None
     query: exp.Query = selects[0]
     for select in selects[1:]:
         query = exp.union(query, select, distinct=False)
-    query = query.order_by("district", "project_name", "month")
+    query = query.order_by("city", "district", "project_name", "month")
     return HistoryQuery(query, tuple(params))

@@ -1,0 +1,174 @@
+"""What ``Engine.ask`` returns: the answer, its text, the plan, the data and a trace of every step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from foretab.core.plan import Plan, Task
+from foretab.core.schema import (
+    AnalyzeStepDoc,
+    AnswerDoc,
+    BasisDoc,
+    CaptionDoc,
+    EntityDoc,
+    ForecastSeriesDoc,
+    ForecastStepDoc,
+    ForecastValueDoc,
+    PlanDoc,
+    PlanStepDoc,
+    ReadStepDoc,
+    RetrieveStepDoc,
+    SeriesDoc,
+    WindowDoc,
+)
+from foretab.core.series import Forecast, History
+from foretab.core.trace import (
+    AnalyzeStep,
+    ForecastStep,
+    PlanStep,
+    ReadStep,
+    RetrieveStep,
+    Step,
+    Trace,
+)
+
+Cell = str | float
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """An answer in the ODTQA-FoRe list format plus a one-sentence text."""
+
+    question: str
+    answer: list[list[Cell]]
+    text: str
+    task: Task
+    plan: Plan
+    trace: Trace
+    history: History
+    forecast: Forecast
+
+    def to_doc(self) -> AnswerDoc:
+        """The published JSON form (``foretab ask --json``, ``POST /api/ask``)."""
+        retrieve = next((s for s in self.trace.steps if isinstance(s, RetrieveStep)), None)
+        read = next((s for s in self.trace.steps if isinstance(s, ReadStep)), None)
+        return AnswerDoc(
+            question=self.question,
+            task=self.task.value,
+            answer=self.answer,
+            text=self.text,
+            plan=plan_doc(self.plan),
+            tables=list(self.trace.tables),
+            retrieval=_captions(retrieve),
+            sql=self.trace.sql,
+            params=[str(p) for p in read.params] if read else [],
+            history=[
+                SeriesDoc(
+                    **_entity(ref).model_dump(),
+                    values=[(m.label, round(v, 2)) for m, v in sorted(values.items())],
+                )
+                for ref, values in self.history.series.items()
+            ],
+            forecast=_forecast_docs(self.forecast),
+            interval_level=self.forecast.level,
+            future_source=self.trace.future_source,
+            timings={k: round(v * 1000, 3) for k, v in self.trace.timings.items()},
+            steps=[_step_doc(s) for s in self.trace.steps],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """``to_doc()`` as plain JSON-ready data."""
+        return self.to_doc().model_dump(mode="json")
+
+
+def plan_doc(plan: Plan) -> PlanDoc:
+    """The JSON form of a plan."""
+    return PlanDoc(
+        reference_month=plan.reference_month.iso,
+        projects=[_entity(p) for p in plan.projects],
+        window=WindowDoc(
+            first=plan.window.first.iso,
+            last=plan.window.last.iso,
+            expression=plan.window.expression,
+        ),
+        aggregate=plan.aggregate.value,
+        task=plan.task.value,
+        comparison=plan.comparison.value,
+        measure=plan.measure.value,
+    )
+
+
+def _entity(ref: Any) -> EntityDoc:
+    return EntityDoc(city=ref.city, district=ref.district, project=ref.project)
+
+
+def _captions(step: RetrieveStep | None) -> list[CaptionDoc]:
+    if step is None:
+        return []
+    return [
+        CaptionDoc(
+            caption=m.caption,
+            method=m.method,
+            table=m.table.table_name if m.table is not None else None,
+        )
+        for m in step.matches
+    ]
+
+
+def _forecast_docs(forecast: Forecast) -> list[ForecastSeriesDoc]:
+    docs = []
+    for ref, points in forecast.points.items():
+        basis = forecast.basis.get(ref)
+        docs.append(
+            ForecastSeriesDoc(
+                **_entity(ref).model_dump(),
+                values=[
+                    ForecastValueDoc(
+                        month=m.label,
+                        value=round(p.value, 2),
+                        lo=None if p.lo is None else round(p.lo, 2),
+                        hi=None if p.hi is None else round(p.hi, 2),
+                    )
+                    for m, p in sorted(points.items())
+                ],
+                basis=None
+                if basis is None
+                else BasisDoc(
+                    months_used=basis.months_used,
+                    last_observed=basis.last_observed.iso if basis.last_observed else None,
+                    imputed_months=basis.imputed_months,
+                    note=basis.note,
+                ),
+            )
+        )
+    return docs
+
+
+def _step_doc(
+    step: Step,
+) -> PlanStepDoc | RetrieveStepDoc | ReadStepDoc | ForecastStepDoc | AnalyzeStepDoc:
+    ms = round(step.seconds * 1000, 3)
+    if isinstance(step, RetrieveStep):
+        return RetrieveStepDoc(implementation=step.implementation, ms=ms, matches=_captions(step))
+    if isinstance(step, ReadStep):
+        return ReadStepDoc(
+            implementation=step.implementation,
+            ms=ms,
+            sql=step.sql,
+            params=[str(p) for p in step.params],
+            rows=step.rows,
+            truncated=step.truncated,
+            dropped_rows=step.dropped_rows,
+        )
+    if isinstance(step, ForecastStep):
+        return ForecastStepDoc(
+            implementation=step.implementation,
+            ms=ms,
+            months=[m.iso for m in step.months],
+            level=step.level,
+        )
+    if isinstance(step, PlanStep):
+        return PlanStepDoc(implementation=step.implementation, ms=ms)
+    assert isinstance(step, AnalyzeStep)
+    return AnalyzeStepDoc(implementation=step.implementation, ms=ms)

@@ -1,0 +1,179 @@
+"""The published JSON form of an answer: what ``foretab ask --json`` prints and the HTTP API returns.
+
+Pydantic models with ``extra="forbid"``: the JSON schema (``AnswerDoc.model_json_schema()``)
+is the contract for anything across a process boundary. Numbers are finite by
+construction (``allow_inf_nan=False``), and ``dumps`` refuses NaN as a last line of defence.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Cell = str | float
+
+
+class Doc(BaseModel):
+    """Base: unknown fields are refused, values frozen, numbers finite."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class EntityDoc(Doc):
+    """A project, named as in the catalog."""
+
+    city: str
+    district: str
+    project: str
+
+
+class WindowDoc(Doc):
+    """The months a question asks about."""
+
+    first: str = Field(description="YYYY-MM")
+    last: str = Field(description="YYYY-MM")
+    expression: str
+
+
+class PlanDoc(Doc):
+    """The typed plan the question was parsed into."""
+
+    reference_month: str = Field(description="YYYY-MM: 'now'")
+    projects: list[EntityDoc]
+    window: WindowDoc
+    aggregate: str
+    task: str
+    comparison: str
+    measure: str
+
+
+class SeriesDoc(EntityDoc):
+    """One project's observed values."""
+
+    values: list[tuple[str, float]] = Field(description="[month label, value], in month order")
+
+
+class ForecastValueDoc(Doc):
+    """One forecast month: the point value and its interval."""
+
+    month: str = Field(description="e.g. 'January 2022'")
+    value: float
+    lo: float | None = Field(None, description="lower bound of the interval at `level`")
+    hi: float | None = Field(None, description="upper bound of the interval at `level`")
+
+
+class BasisDoc(Doc):
+    """What a forecast was computed from."""
+
+    months_used: int
+    last_observed: str | None
+    imputed_months: int
+    note: str
+
+
+class ForecastSeriesDoc(EntityDoc):
+    """One project's forecast values."""
+
+    values: list[ForecastValueDoc]
+    basis: BasisDoc | None = None
+
+
+class CaptionDoc(Doc):
+    """How one table caption was resolved."""
+
+    caption: str
+    method: str
+    table: str | None
+
+
+class _StepDoc(Doc):
+    """Common fields of a trace step."""
+
+    implementation: str
+    ms: float
+
+
+class PlanStepDoc(_StepDoc):
+    """The planning step."""
+
+    stage: Literal["plan"] = "plan"
+
+
+class RetrieveStepDoc(_StepDoc):
+    """The table-retrieval step."""
+
+    stage: Literal["retrieve"] = "retrieve"
+    matches: list[CaptionDoc]
+
+
+class ReadStepDoc(_StepDoc):
+    """The history read: the SQL that ran through the guard."""
+
+    stage: Literal["read"] = "read"
+    sql: str
+    params: list[str]
+    rows: int
+    truncated: bool
+    dropped_rows: int
+
+
+class ForecastStepDoc(_StepDoc):
+    """The forecast step: which source, which months."""
+
+    stage: Literal["forecast"] = "forecast"
+    months: list[str]
+    level: float | None
+
+
+class AnalyzeStepDoc(_StepDoc):
+    """The analysis step."""
+
+    stage: Literal["analyze"] = "analyze"
+
+
+StepDoc = Annotated[
+    PlanStepDoc | RetrieveStepDoc | ReadStepDoc | ForecastStepDoc | AnalyzeStepDoc,
+    Field(discriminator="stage"),
+]
+
+
+class AnswerDoc(Doc):
+    """One answered question."""
+
+    question: str
+    task: str
+    answer: list[list[Cell]] = Field(description="the ODTQA-FoRe list format (DESIGN §4)")
+    text: str
+    plan: PlanDoc
+    tables: list[str]
+    retrieval: list[CaptionDoc]
+    sql: str
+    params: list[str]
+    history: list[SeriesDoc]
+    forecast: list[ForecastSeriesDoc]
+    interval_level: float | None
+    future_source: str
+    timings: dict[str, float] = Field(description="milliseconds per stage and 'total'")
+    steps: list[StepDoc]
+
+
+class ErrorBody(Doc):
+    """An error: its type, message and suggested fixes."""
+
+    type: str
+    message: str
+    suggestions: list[str] = []
+    rule: str | None = None
+
+
+class ErrorDoc(Doc):
+    """What a failed question returns (CLI ``--json`` and the HTTP API alike)."""
+
+    error: ErrorBody
+
+
+def dumps(doc: BaseModel) -> str:
+    """Strict JSON (no NaN/Infinity), non-ASCII kept readable."""
+    return json.dumps(doc.model_dump(mode="json"), ensure_ascii=False, allow_nan=False)

@@ -1,0 +1,78 @@
+"""One small interface per stage of the question engine (DESIGN §2).
+
+``Engine`` composes one implementation of each. The ablations (golden captions, golden
+history, golden future, persistence) and the LLM agents are other implementations of the
+same interfaces, chosen by whoever builds the engine — never switches inside ``ask``.
+
+Every implementation has a ``name`` that the trace records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from foretab.core.catalog import Retrieval
+from foretab.core.plan import Plan
+from foretab.core.series import Forecast, History
+
+Cell = str | float
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRead:
+    """A reader's result: the series, and the query that produced it (for the trace)."""
+
+    history: History
+    sql: str = ""
+    params: tuple[object, ...] = ()
+    rows: int = 0
+    truncated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """The answer list (ODTQA-FoRe format) and a one-sentence text answer."""
+
+    answer: list[list[Cell]]
+    text: str
+
+
+class Planner(Protocol):
+    """Question text → a typed ``Plan`` (raises ``QuestionError`` when it cannot)."""
+
+    name: str
+
+    def plan(self, question: str) -> Plan: ...
+
+
+class TableRetriever(Protocol):
+    """Plan → the history tables it needs, and how each was found."""
+
+    name: str
+
+    def retrieve(self, plan: Plan) -> Retrieval: ...
+
+
+class HistoryReader(Protocol):
+    """Plan + tables → the observed series, read through the SQL guard."""
+
+    name: str
+
+    def read(self, plan: Plan, retrieval: Retrieval) -> HistoryRead: ...
+
+
+class FutureSource(Protocol):
+    """Plan + the history that was read → values for the plan's months after R."""
+
+    name: str
+
+    def forecast(self, plan: Plan, history: History) -> Forecast: ...
+
+
+class Analyzer(Protocol):
+    """Plan + history + forecast → the exact answer and its text."""
+
+    name: str
+
+    def analyze(self, plan: Plan, history: History, forecast: Forecast) -> Analysis: ...

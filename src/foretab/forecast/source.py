@@ -1,0 +1,153 @@
+"""``ModelSource``: the forecast stage — forecast the series the question read.
+
+For each question the reader's history (what came back through the SQL guard) becomes a
+``[n_projects, lookback]`` array ending at R, and the model fitted for the store forecasts
+it. Change the history and the forecast changes: that is what the golden-history ablation
+measures, and what the TimeFore Forecaster tool calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from foretab.core.plan import Plan, ProjectRef
+from foretab.core.series import Forecast, ForecastBasis, ForecastPoint, History
+from foretab.errors import ForecastError
+from foretab.forecast.base import MAX_HORIZON
+from foretab.months import Month
+
+if TYPE_CHECKING:
+    from foretab.store import HistoryStore
+
+DEFAULT_LEVEL = 0.8
+
+
+class SeriesModel(Protocol):
+    """A fitted model that forecasts arrays (``foretab.forecast.store.StoreModel``)."""
+
+    model: str
+    lookback: int
+
+    def predict(self, history: np.ndarray, h: int) -> np.ndarray: ...
+
+    def predict_quantiles(
+        self, history: np.ndarray, h: int, quantiles: tuple[float, ...]
+    ) -> np.ndarray: ...
+
+
+def history_array(
+    history: History, refs: Sequence[ProjectRef], reference: Month, lookback: int
+) -> np.ndarray:
+    """``[len(refs), lookback]``: months R−lookback+1..R, NaN where nothing was observed."""
+    first = reference - (lookback - 1)
+    out = np.full((len(refs), lookback), np.nan)
+    for i, ref in enumerate(refs):
+        for month, value in history[ref].items():
+            k = month.minus(first)
+            if 0 <= k < lookback:
+                out[i, k] = value
+    return out
+
+
+class ModelSource:
+    """Forecasts with the store's fitted model; intervals at ``level`` when it has them."""
+
+    def __init__(
+        self,
+        model: SeriesModel,
+        *,
+        level: float = DEFAULT_LEVEL,
+        last_seen: Mapping[ProjectRef, Month] | None = None,
+    ) -> None:
+        if not 0 < level < 1:
+            raise ForecastError(
+                f"the interval level must lie between 0 and 1, got {level}",
+                suggestions=("e.g. --level 0.8 for an 80% interval",),
+            )
+        self.model = model
+        self.level = level
+        # Each project's last month in the whole store, to say why a stale one has no
+        # forecast (the question reads only the lookback window).
+        self.last_seen = dict(last_seen or {})
+        self.name = f"model:{model.model}"
+
+    @classmethod
+    def for_store(
+        cls, store: HistoryStore, model: str | None = None, *, level: float = DEFAULT_LEVEL
+    ) -> ModelSource:
+        from foretab.forecast.store import load_store_model
+
+        return cls.with_store_dates(load_store_model(store, model), store, level=level)
+
+    @classmethod
+    def with_store_dates(
+        cls, model: SeriesModel, store: HistoryStore, *, level: float = DEFAULT_LEVEL
+    ) -> ModelSource:
+        """``model`` with the store's last month per project, for clear stale errors."""
+        last_seen = {
+            ProjectRef(p.city, p.district, p.project): p.last_month for p in store.projects()
+        }
+        return cls(model, level=level, last_seen=last_seen)
+
+    def forecast(self, plan: Plan, history: History) -> Forecast:
+        reference = plan.reference_month
+        months = [m for m in plan.window.months if m > reference]
+        if not months:
+            return Forecast(self.name)
+        horizon = months[-1].minus(reference)
+        if horizon > MAX_HORIZON:
+            raise ForecastError(
+                f"cannot forecast {months[-1].label}: the forecaster covers "
+                f"{(reference + 1).label} to {(reference + MAX_HORIZON).label}",
+                suggestions=(f"ask about at most {MAX_HORIZON} months after {reference.label}",),
+            )
+        refs = plan.projects
+        lookback = self.model.lookback
+        arr = history_array(history, refs, reference, lookback)
+        for i, ref in enumerate(refs):
+            if not np.isfinite(arr[i]).any():
+                last = history.last_month(ref) or self.last_seen.get(ref)
+                since = f"its last observation is {last.label}" if last else "it has none"
+                raise ForecastError(
+                    f"cannot forecast {ref.project} ({ref.district}, {ref.city}): the "
+                    f"forecaster reads the {lookback} months up to {reference.label} and {since}",
+                    suggestions=("ask about the months it has data for (a history question)",),
+                )
+        values = self.model.predict(arr, horizon)
+        bounds = self._bounds(arr, horizon)
+        points: dict[ProjectRef, dict[Month, ForecastPoint]] = {}
+        basis: dict[ProjectRef, ForecastBasis] = {}
+        for i, ref in enumerate(refs):
+            row: dict[Month, ForecastPoint] = {}
+            for m in months:
+                k = m.minus(reference) - 1
+                value = float(values[i, k])
+                if not np.isfinite(value):
+                    raise ForecastError(
+                        f"the forecaster gave no finite value for {ref.project} in {m.label}",
+                        suggestions=("retrain with `foretab train --db DB`",),
+                    )
+                lo = hi = None
+                if bounds is not None:
+                    lo, hi = float(bounds[i, k, 0]), float(bounds[i, k, 1])
+                    lo, hi = min(lo, value), max(hi, value)
+                row[m] = ForecastPoint(value, lo, hi)
+            points[ref] = row
+            observed = int(np.isfinite(arr[i]).sum())
+            basis[ref] = ForecastBasis(
+                months_used=observed,
+                last_observed=history.last_month(ref),
+                note=f"{observed} of the {lookback} months up to {reference.label} observed",
+            )
+        return Forecast(self.name, points, self.level if bounds is not None else None, basis)
+
+    def _bounds(self, arr: np.ndarray, horizon: int) -> np.ndarray | None:
+        tail = (1 - self.level) / 2
+        try:
+            q = self.model.predict_quantiles(arr, horizon, (tail, 1 - tail))
+        except ForecastError:  # a model without intervals: points only, and the trace says so
+            return None
+        return q if np.isfinite(q).all() else None

@@ -1,0 +1,112 @@
+"""History readers: run a history query through the SQL guard and type its rows.
+
+Rows become a ``History`` keyed by the plan's exact entities. The columns are fixed by
+contract — ``project_name, month, price`` and, when the query can return rows of several
+places, ``city`` and ``district`` — and a row that names no plan entity, or could be more
+than one, is an error rather than a row silently dropped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from foretab.core.catalog import Retrieval
+from foretab.core.plan import Plan, ProjectRef
+from foretab.core.series import History
+from foretab.core.stages import HistoryRead
+from foretab.errors import QueryError
+from foretab.months import Month
+from foretab.retrieve import history_span
+from foretab.sql.build import history_query
+from foretab.sql.guard import GuardedExecutor, QueryResult
+
+REQUIRED_COLUMNS = ("project_name", "month", "price")
+
+
+def rows_to_history(result: QueryResult, projects: Sequence[ProjectRef]) -> History:
+    """Type the rows of a history query as one series per plan entity."""
+    columns = [c.lower() for c in result.columns]
+    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+    if missing:
+        raise QueryError(
+            f"the history query returned columns {columns}; it must return "
+            f"{', '.join(REQUIRED_COLUMNS)} (and city, district to tell places apart)"
+        )
+    at = {name: columns.index(name) for name in columns}
+    i_city, i_district = at.get("city"), at.get("district")
+    series: dict[ProjectRef, dict[Month, float]] = {ref: {} for ref in projects}
+    dropped = 0
+    for row in result.rows:
+        name = str(row[at["project_name"]])
+        candidates = [
+            ref
+            for ref in projects
+            if ref.project == name
+            and (i_city is None or ref.city == row[i_city])
+            and (i_district is None or ref.district == row[i_district])
+        ]
+        if not candidates:
+            raise QueryError(
+                f"the history query returned a row for {name!r}, which the question does not "
+                "name; a history query must read only the question's projects"
+            )
+        if len(candidates) > 1:
+            raise QueryError(
+                f"the history query returned a row for {name!r} without city and district "
+                "columns, and the question names several projects of that name"
+            )
+        value = row[at["price"]]
+        if value is None or not math.isfinite(float(value)):
+            dropped += 1
+            continue
+        series[candidates[0]][Month.from_date(row[at["month"]])] = float(value)
+    return History(series, dropped_rows=dropped)
+
+
+def _read(
+    guard: GuardedExecutor, plan: Plan, sql: object, params: tuple[object, ...]
+) -> HistoryRead:
+    result = guard.execute(sql, params)  # type: ignore[arg-type]
+    return HistoryRead(
+        rows_to_history(result, plan.projects),
+        sql=result.sql,
+        params=params,
+        rows=len(result.rows),
+        truncated=result.truncated,
+    )
+
+
+class GuardedHistoryReader:
+    """The engine's own history query (``foretab.sql.build``), run through the guard."""
+
+    name = "sql"
+
+    def __init__(self, guard: GuardedExecutor) -> None:
+        self.guard = guard
+
+    def read(self, plan: Plan, retrieval: Retrieval) -> HistoryRead:
+        first, last = history_span(plan)
+        query = history_query(retrieval.tables, plan.projects, first, last)
+        if query is None:
+            return HistoryRead(History.empty(plan.projects))
+        return _read(self.guard, plan, query.ast, query.params)
+
+
+class GivenSQLReader:
+    """History from SQL chosen per question by someone else.
+
+    The golden-history ablation or an LLM agent: ``sql_for(plan)`` returns the query text,
+    which still runs through the guard.
+    """
+
+    def __init__(
+        self, guard: GuardedExecutor, sql_for: Callable[[Plan], str], name: str = "given-sql"
+    ) -> None:
+        self.guard = guard
+        self.sql_for = sql_for
+        self.name = name
+
+    def read(self, plan: Plan, retrieval: Retrieval) -> HistoryRead:
+        del retrieval  # the given SQL names its own tables
+        return _read(self.guard, plan, self.sql_for(plan), ())

@@ -1,0 +1,121 @@
+"""Golden files: question → Plan → SQL → history → answer on the mini corpus, both backends.
+
+``tests/fixtures/golden/mini.jsonl`` holds one case per line. Regenerate after an intended
+change with ``FORETAB_REGEN_GOLDEN=1 python -m pytest tests/golden -k duckdb`` and review
+the diff: every changed line is a changed answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from foretab.core.answer import plan_doc
+from foretab.engine import Engine
+from foretab.errors import ForetabError
+from foretab.forecast.registry import get_forecaster
+from foretab.forecast.source import ModelSource
+
+GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "golden" / "mini.jsonl"
+QUESTIONS: list[tuple[str, str]] = [
+    # (future source, question)
+    ("oracle", "What will the price of Bund Garden in Huangpu District, Shanghai be next month?"),
+    ("oracle", "What will the price of 外滩花园 in 黄浦区, 上海市 be next month?"),
+    ("oracle", "What was the price of Poly Garden in Huangpu District, Guangzhou in March 2021?"),
+    # Same project name in the other Huangpu District: no price that month, and the
+    # Guangzhou row must not stand in for it.
+    ("oracle", "What was the price of Poly Garden in Huangpu, Shanghai in March 2021?"),
+    ("oracle", "What will the price of Poly Garden be next month?"),
+    ("oracle", "Which of Bund Garden or Xintiandi Court in Huangpu, Shanghai will see a bigger price increase next year?"),
+    ("oracle", "Will the price of Old Harbour Lofts in Huangpu District, Shanghai rise next month?"),
+    ("oracle", "Which will be more expensive in June 2022, Zhujiang New Town Mansion or Tianhe Park Residence in Tianhe District, Guangzhou?"),
+    ("oracle", "What will the monthly prices of Science City Residence in Huangpu District, Guangzhou be from February to May 2022?"),
+    ("oracle", "What was the highest price of Century Park Residence in Pudong New Area, Shanghai in 2021?"),
+    ("oracle", "What will the mean price of O'Neill Bay in Pudong, Shanghai be in the first half of next year?"),
+    ("oracle", "Which of Jinqiao Court, Sanlin Estate or Huamu Terrace in Pudong, Shanghai will rise by March 2022?"),
+    ("naive", "What will the price of Lujiazui Pearl in Pudong, Shanghai be in March 2022?"),
+    ("naive", "Which of Yuzhu Terrace or Dasha Garden in Huangpu District, Guangzhou will be cheaper next month?"),
+    # Stale: its history ends in 2019, so the model has nothing to forecast from.
+    ("naive", "What will the price of Chebei Lofts in Tianhe District, Guangzhou be next month?"),
+]  # fmt: skip
+
+
+class NaiveStoreModel:
+    """The naive forecaster as a store model: forecasts = the last observed value."""
+
+    model = "naive"
+    lookback = 24
+
+    def __init__(self) -> None:
+        self._forecaster = get_forecaster("naive")
+
+    def predict(self, history: np.ndarray, h: int) -> np.ndarray:
+        return self._forecaster.predict(history, h)
+
+    def predict_quantiles(
+        self, history: np.ndarray, h: int, quantiles: tuple[float, ...]
+    ) -> np.ndarray:
+        return self._forecaster.predict_quantiles(history, h, quantiles)
+
+
+def engine_for(db: str, future: str) -> Engine:
+    if future == "naive":
+        return Engine(
+            db, future_source=lambda e: ModelSource.with_store_dates(NaiveStoreModel(), e.store)
+        )
+    return Engine(db, future=future)  # type: ignore[arg-type]
+
+
+def run_case(db: str, future: str, question: str) -> dict[str, object]:
+    with engine_for(db, future) as engine:
+        try:
+            answer = engine.ask(question)
+        except ForetabError as error:
+            return {"future": future, "question": question, "error": error.to_dict()}
+    doc = answer.to_doc()
+    return {
+        "future": future,
+        "question": question,
+        "plan": plan_doc(answer.plan).model_dump(mode="json"),
+        "sql": doc.sql,
+        "params": doc.params,
+        "history": [h.model_dump(mode="json") for h in doc.history],
+        "forecast": [f.model_dump(mode="json", exclude={"basis"}) for f in doc.forecast],
+        "answer": doc.answer,
+        "text": doc.text,
+    }
+
+
+def load_golden() -> dict[str, dict[str, object]]:
+    lines = GOLDEN.read_text(encoding="utf-8").splitlines() if GOLDEN.exists() else []
+    return {case["question"]: case for case in map(json.loads, lines)}
+
+
+def test_every_question_has_a_golden_case() -> None:
+    assert set(load_golden()) == {q for _, q in QUESTIONS}
+
+
+def test_regenerate_golden_files(mini_duckdb: str) -> None:
+    if os.environ.get("FORETAB_REGEN_GOLDEN") != "1":
+        pytest.skip("set FORETAB_REGEN_GOLDEN=1 to rewrite tests/fixtures/golden/mini.jsonl")
+    GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+    with GOLDEN.open("w", encoding="utf-8") as handle:
+        for future, question in QUESTIONS:
+            handle.write(json.dumps(run_case(mini_duckdb, future, question), ensure_ascii=False))
+            handle.write("\n")
+
+
+@pytest.mark.parametrize(("future", "question"), QUESTIONS, ids=[q[:60] for _, q in QUESTIONS])
+def test_golden_case(mini_db: str, future: str, question: str) -> None:
+    want = load_golden()[question]
+    got = run_case(mini_db, future, question)
+    if mini_db.startswith("postgresql"):
+        # The SQL text is the guard's rendering for its dialect; rows and answers must agree.
+        want, got = dict(want), dict(got)
+        want.pop("sql", None)
+        got.pop("sql", None)
+    assert got == want
