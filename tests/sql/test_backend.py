@@ -20,7 +20,7 @@ from sqlglot import exp
 from foretab.backend import backend_for, column, get_backend, param, table
 from foretab.errors import QueryError, StoreError
 from foretab.months import Month
-from foretab.parse.plan import ProjectRef
+from foretab.core.plan import ProjectRef
 from foretab.sql.build import history_query
 from foretab.sql.guard import GuardedExecutor
 from foretab.store import open_history
@@ -103,13 +103,13 @@ def test_history_query_binds_odd_names_through_the_guard(odd_db: str) -> None:
     with GuardedExecutor(odd_db) as guard:
         result = guard.execute(query.ast, query.params)
     # ORDER BY project_name: "100% Plaza ?" sorts before "O'Brien \"Tower\"".
-    assert [row[:2] for row in result.rows] == [
+    assert [row[1:3] for row in result.rows] == [
         (ODD_DISTRICT, ODD_PROJECTS[1]),
         (ODD_DISTRICT, ODD_PROJECTS[1]),
         (ODD_DISTRICT, ODD_PROJECTS[0]),
         (ODD_DISTRICT, ODD_PROJECTS[0]),
     ]
-    assert [row[3] for row in result.rows] == [20_003.0, 20_004.0, 10_003.0, 10_004.0]
+    assert [row[4] for row in result.rows] == [20_003.0, 20_004.0, 10_003.0, 10_004.0]
 
 
 def test_percent_and_question_marks_in_literals_next_to_parameters(odd_db: str) -> None:

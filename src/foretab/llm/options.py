@@ -59,7 +59,7 @@ class LLMOptions(BaseModel):
             raise LLMConfigError(
                 f"no LLM configured: missing {' and '.join(missing)}. Pass --llm-base-url URL "
                 f"--llm-model NAME (or set {ENV_BASE_URL} / {ENV_MODEL}, or a config file "
-                f"with --llm-config), e.g. `foretab tableqa Q --table T.csv --llm-base-url "
+                f"with --llm-config), e.g. `--llm-base-url "
                 "http://127.0.0.1:11434/v1 --llm-model qwen2.5-coder:32b`"
             )
         assert self.base_url is not None and self.model is not None
