@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import random
 import statistics
 import subprocess
@@ -144,4 +143,6 @@ def _pct(sorted_values: Sequence[float], pct: float) -> float:
 def write_json(report: LatencyReport, path: Path) -> None:
     """Save the report as JSON (folders created)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(asdict(report), indent=2) + "\n")
+    from foretab.core.schema import dumps_plain
+
+    path.write_text(dumps_plain(asdict(report), indent=2) + "\n")

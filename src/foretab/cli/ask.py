@@ -11,7 +11,6 @@ from rich.table import Table
 
 from foretab.cli.common import DbOption, exit_on_error
 from foretab.cli.main import app
-from foretab.core.schema import dumps
 
 
 @app.command()
@@ -44,6 +43,8 @@ def ask(
     with Engine(db, future=future, model=model) as engine:  # type: ignore[arg-type]
         answer = engine.ask(question)
     if as_json:
+        from foretab.core.schema import dumps
+
         typer.echo(dumps(answer.to_doc()))
         return
     out = Console()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -142,12 +141,14 @@ def run(
                     close()
     data = result.to_dict()
     json_out.parent.mkdir(parents=True, exist_ok=True)
-    json_out.write_text(json.dumps(data, indent=2) + "\n")
+    from foretab.core.schema import dumps_plain
+
+    json_out.write_text(dumps_plain(data, indent=2) + "\n")
     if details is not None:
         details.parent.mkdir(parents=True, exist_ok=True)
         with details.open("w", encoding="utf-8") as handle:
             for item in result.results:
-                handle.write(json.dumps(item.to_dict(), ensure_ascii=False) + "\n")
+                handle.write(dumps_plain(item.to_dict(), ensure_ascii=False) + "\n")
     if report is not None:
         write_report([data], report)
     _print_run(data)

@@ -8,7 +8,8 @@ construction (``allow_inf_nan=False``), and ``dumps`` refuses NaN as a last line
 from __future__ import annotations
 
 import json
-from typing import Annotated, Literal
+import math
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -177,3 +178,19 @@ class ErrorDoc(Doc):
 def dumps(doc: BaseModel) -> str:
     """Strict JSON (no NaN/Infinity), non-ASCII kept readable."""
     return json.dumps(doc.model_dump(mode="json"), ensure_ascii=False, allow_nan=False)
+
+
+def finite(value: object) -> object:
+    """``value`` with every non-finite float replaced by ``None`` (JSON has no NaN)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
+
+
+def dumps_plain(value: object, **kwargs: Any) -> str:
+    """Strict JSON of plain data (benchmark reports, listings): NaN becomes null."""
+    return json.dumps(finite(value), allow_nan=False, **kwargs)
