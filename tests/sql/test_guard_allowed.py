@@ -241,3 +241,42 @@ def test_accepts_a_location_or_an_open_store(store, clean_cwd) -> None:
             assert guard.execute(f"SELECT count(*) FROM {HISTORY_2020}").rows == ((24,),)
     finally:
         history.close()
+
+
+ANALYST_QUERIES = [
+    "SELECT date_trunc('year', month) AS y, max(price) - min(price) AS spread FROM {t} GROUP BY 1",
+    "SELECT project_name, price, lag(price) OVER (PARTITION BY project_name ORDER BY month) "
+    "AS previous FROM {t}",
+    "SELECT rank() OVER (ORDER BY price DESC) AS r, upper(project_name), length(project_name) "
+    "FROM {t}",
+    "SELECT EXTRACT(MONTH FROM month) AS m, coalesce(units_sold, 0) AS u, "
+    "CASE WHEN price > 20000 THEN 'high' ELSE 'low' END AS band FROM {t}",
+    "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY price) AS median_price FROM {t}",
+    "SELECT stddev_samp(price), count(DISTINCT project_name), "
+    "sum(units_sold) FILTER (WHERE price > 0) FROM {t}",
+    "SELECT project_name FROM {t} WHERE lower(project_name) LIKE '%park%' AND abs(price) > 0 "
+    "AND month BETWEEN DATE '2021-01-01' AND DATE '2021-06-01'",
+    "SELECT greatest(price, 0), least(price, 1e9), floor(price), ceil(price), sqrt(price), "
+    "ln(price), nullif(units_sold, 0), CAST(price AS INTEGER) FROM {t}",
+    "SELECT string_agg(DISTINCT project_name, ',') AS names FROM {t}",
+    "SELECT project_name, first_value(price) OVER w, row_number() OVER w FROM {t} "
+    "WINDOW w AS (PARTITION BY project_name ORDER BY month)",
+    "SELECT replace(project_name, ' ', '_'), substring(project_name, 1, 4), trim(project_name) "
+    "FROM {t} WHERE EXISTS (SELECT 1 FROM foretab_catalog WHERE year = 2021)",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 12) SELECT n FROM r",
+]
+
+
+@pytest.mark.parametrize("template", ANALYST_QUERIES)
+def test_analyst_functions_are_allowed(store, clean_cwd, template: str) -> None:
+    with GuardedExecutor(store.db) as guard:
+        result = guard.execute(template.format(t=HISTORY_2021))
+    assert result.rows
+
+
+def test_every_allowlisted_function_class_exists_in_sqlglot() -> None:
+    from foretab.sql.rules import ALLOWED_FUNCTION_CLASSES
+
+    missing = sorted(n for n in ALLOWED_FUNCTION_CLASSES if not hasattr(exp, n))
+    assert missing == []
+    assert all(issubclass(getattr(exp, n), exp.Func) for n in ALLOWED_FUNCTION_CLASSES)

@@ -59,6 +59,14 @@ class ReadConnection(Protocol):
         """
         ...
 
+    def relation_names(self) -> frozenset[str]:
+        """Every lower-case relation name an unqualified reference could resolve to.
+
+        Tables and views of the store, system views (``duckdb_databases``,
+        ``sqlite_master``, ``pg_settings``, ``information_schema`` views, …).
+        """
+        ...
+
     def interrupt(self) -> None:
         """Stop the running statement (safe to call from another thread)."""
         ...

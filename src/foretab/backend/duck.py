@@ -13,12 +13,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import sqlglot
 from sqlglot import exp
 
 from foretab.backend.base import BackendName, Purpose, Rows, count_params, quote
 from foretab.errors import QueryError, QueryTimeoutError, StoreError
 
 MEMORY_LIMIT = "1GB"
+_RELATIONS_SQL = (
+    "SELECT table_name FROM duckdb_tables() UNION SELECT view_name FROM duckdb_views() "
+    "UNION SELECT sequence_name FROM duckdb_sequences()"
+)
 
 
 class DuckDBBackend:
@@ -56,6 +61,8 @@ class DuckDBBackend:
             "temp_directory": "",
             "memory_limit": MEMORY_LIMIT,
             "threads": max(1, min(4, os.cpu_count() or 1)),
+            # No pandas/Arrow objects of the calling Python frame as tables.
+            "python_enable_replacements": False,
             "lock_configuration": True,
         }
         try:
@@ -100,6 +107,10 @@ class DuckDBConnection:
         if more:
             rows = rows[:max_rows]
         return Rows(columns, tuple(rows), more)
+
+    def relation_names(self) -> frozenset[str]:
+        query = sqlglot.parse_one(_RELATIONS_SQL, read="duckdb")
+        return frozenset(str(r[0]).lower() for r in self.fetch(query).rows)
 
     def interrupt(self) -> None:
         driver = self.driver

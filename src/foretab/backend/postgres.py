@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import quote as url_quote
 from urllib.parse import urlsplit, urlunsplit
 
+import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 
@@ -25,6 +26,13 @@ from foretab.errors import QueryError, QueryTimeoutError, StoreError
 READER_ROLE = "foretab_reader"
 READER_PASSWORD_ENV = "FORETAB_PG_READER_PASSWORD"
 CONNECT_TIMEOUT_S = 10
+# What an unqualified name can reach: the search path (public), pg_catalog (always searched)
+# and temporary schemas; information_schema's views are listed too, for good measure.
+_RELATIONS_SQL = (
+    "SELECT c.relname FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n "
+    "ON n.oid = c.relnamespace WHERE n.nspname IN ('public', 'pg_catalog', "
+    "'information_schema') OR n.nspname LIKE 'pg_temp%'"
+)
 
 
 class _NumberedGenerator(Postgres.Generator):  # type: ignore[misc,name-defined]
@@ -128,6 +136,10 @@ class PostgresConnection:
         if more:
             rows = rows[:max_rows]
         return Rows(columns, tuple(rows), more)
+
+    def relation_names(self) -> frozenset[str]:
+        query = sqlglot.parse_one(_RELATIONS_SQL, read="postgres")
+        return frozenset(str(r[0]).lower() for r in self.fetch(query).rows)
 
     def interrupt(self) -> None:
         conn = self.driver

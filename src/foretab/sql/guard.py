@@ -71,6 +71,7 @@ class GuardedExecutor:
         if allowed_tables is None:
             allowed_tables = self._catalog_tables()
         self.allowed_tables = frozenset(t.lower() for t in allowed_tables) | {CATALOG_TABLE}
+        self.reserved_names = self._conn.relation_names()
 
     # -- public API -------------------------------------------------------------------
 
@@ -159,7 +160,7 @@ class GuardedExecutor:
         else:
             raise GuardError("parse-error", f"expected SQL text or a sqlglot AST, got {type(sql)}")
         try:
-            query = check_query(statement, self.allowed_tables)
+            query = check_query(statement, self.allowed_tables, self.reserved_names)
             # Generating once here surfaces generator failures as refusals, not crashes.
             query.sql(dialect=self.dialect)
         except RecursionError:

@@ -26,105 +26,65 @@ RULES: dict[str, str] = {
     "file-path": "no file paths or string literals used as tables",
     "qualified-name": "no schema- or database-qualified tables outside the store",
     "unknown-table": "only the store's catalog tables and CTEs defined in the query",
-    "forbidden-function": "no functions that touch files, network, settings, sessions or sleep",
+    "forbidden-function": "only allowlisted aggregate, window, arithmetic, text, date and cast "
+    "functions (nothing that touches files, settings, sessions or runs SQL from a string)",
+    "cte-name": "a CTE may not be named like an existing table, view or system relation",
 }
 
 # Schemas that name the store's own default namespace (DuckDB ``main``, PostgreSQL
 # ``public``); any other qualifier reaches system catalogs or attached databases.
 _DEFAULT_SCHEMAS = frozenset({"main", "public"})
 
-# Function names refused anywhere in a statement. Names are compared lower-cased.
-_FORBIDDEN_FUNCTIONS = frozenset(
+# Functions by allowlist: what an analyst needs over monthly price tables (aggregates,
+# window functions, arithmetic, text, dates, casts). Anything else - functions that run SQL
+# held in a string (json_serialize_plan, query_to_xml), touch files, settings or sessions,
+# or build huge values (repeat, range, list functions) - is refused by name. Typed sqlglot
+# nodes are matched by class, so every spelling sqlglot maps to one class shares its verdict.
+ALLOWED_FUNCTION_CLASSES: frozenset[str] = frozenset(
     {
-        # DuckDB: files, environment, settings, SQL-in-a-string, extensions.
-        "read_csv",
-        "read_csv_auto",
-        "read_parquet",
-        "parquet_scan",
-        "read_json",
-        "read_json_auto",
-        "read_json_objects",
-        "read_ndjson",
-        "read_ndjson_auto",
-        "read_ndjson_objects",
-        "read_text",
-        "read_blob",
-        "read_xlsx",
-        "glob",
-        "sniff_csv",
-        "query",
-        "query_table",
-        "getenv",
-        "current_setting",
-        "getvariable",
-        "json_execute_serialized_sql",
-        "load_extension",
-        "checkpoint",
-        "force_checkpoint",
-        "which_secret",
-        "delta_scan",
-        "iceberg_scan",
-        "iceberg_metadata",
-        "iceberg_snapshots",
-        "sqlite_scan",
-        "sqlite_attach",
-        "postgres_scan",
-        "postgres_query",
-        "postgres_execute",
-        "postgres_attach",
-        "mysql_query",
-        "mysql_execute",
-        "httpfs",
-        "sleep",
-        "sleep_ms",
-        # PostgreSQL: settings, sequences (writes), SQL-in-a-string, sessions, files.
-        "set_config",
-        "nextval",
-        "setval",
-        "currval",
-        "lastval",
-        "query_to_xml",
-        "query_to_xmlschema",
-        "query_to_xml_and_xmlschema",
-        "table_to_xml",
-        "table_to_xmlschema",
-        "table_to_xml_and_xmlschema",
-        "cursor_to_xml",
-        "cursor_to_xmlschema",
-        "schema_to_xml",
-        "schema_to_xmlschema",
-        "schema_to_xml_and_xmlschema",
-        "database_to_xml",
-        "database_to_xmlschema",
-        "database_to_xml_and_xmlschema",
-        "ts_stat",
-        "ts_rewrite",
-        "crosstab",
-        "crosstab2",
-        "crosstab3",
-        "crosstab4",
-        "connectby",
-        "copy",
-        "system",
-        "shell",
+        # aggregates
+        "Count", "Sum", "Avg", "Min", "Max", "Median", "Mode", "First", "Last", "AnyValue",
+        "Stddev", "StddevPop", "StddevSamp", "Variance", "VariancePop", "Kurtosis", "Skewness",
+        "Quantile", "PercentileCont", "PercentileDisc", "ApproxQuantile", "ApproxDistinct",
+        "ArgMax", "ArgMin", "CountIf", "Corr", "CovarSamp", "CovarPop", "RegrSlope",
+        "RegrIntercept", "RegrR2", "LogicalAnd", "LogicalOr", "GroupConcat", "Grouping",
+        # window functions
+        "RowNumber", "Rank", "DenseRank", "PercentRank", "CumeDist", "Ntile", "Lag", "Lead",
+        "FirstValue", "LastValue", "NthValue",
+        # arithmetic
+        "Abs", "Round", "Ceil", "Floor", "Trunc", "Sign", "Sqrt", "Cbrt", "Pow", "Exp", "Ln",
+        "Log", "Greatest", "Least", "Pi", "IsNan", "IsInf", "WidthBucket", "Degrees", "Radians",
+        # conditionals, casts, operators and predicates sqlglot models as functions
+        "Case", "If", "Coalesce", "Nullif", "Cast", "TryCast", "Exists", "And", "Or", "Xor",
+        "Collate", "RegexpILike",
+        # text
+        "Lower", "Upper", "Length", "Trim", "Substring", "Replace", "Concat", "ConcatWs", "Left",
+        "Right", "StrPosition", "StartsWith", "EndsWith", "Pad", "SplitPart", "RegexpLike",
+        "RegexpReplace", "RegexpExtract", "Reverse", "Initcap", "Contains", "Translate",
+        # dates
+        "Extract", "TimestampTrunc", "DateTrunc", "Year", "Month", "Quarter", "Day", "DayOfMonth",
+        "DayOfWeek", "DayOfWeekIso", "DayOfYear", "Week", "Monthname", "Dayname", "DateDiff",
+        "DateAdd", "DateSub", "DateFromParts", "LastDay", "CurrentDate", "Date", "TimeToStr",
+        "ToChar", "StrToTime", "StrToDate", "TimeToUnix",
     }
-)
-_FORBIDDEN_PREFIXES = (
-    "pg_",  # pg_read_file, pg_ls_dir, pg_sleep, pg_terminate_backend, pg_reload_conf…
-    "lo_",  # large objects: lo_import / lo_export read and write server files
-    "dblink",
-    "duckdb_",  # duckdb_settings, duckdb_secrets, duckdb_databases…
-    "pragma_",
-    "read_",
-    "parquet_",
-    "txid_",
-    "sqlite_",
-    "postgres_",
-    "mysql_",
-    "iceberg_",
-    "delta_",
-    "http_",
-)
+)  # fmt: skip
+# Functions sqlglot does not model (parsed as ``Anonymous``), by lower-case name. A quoted
+# name (``"pg_read_file"``) is judged by its bare name like any other.
+ALLOWED_FUNCTION_NAMES: frozenset[str] = frozenset(
+    {
+        "date_part", "datepart", "make_date", "date_sub", "age", "epoch", "strftime",
+        "strptime", "to_date", "dayofyear", "weekday", "yearweek", "isodow", "isoyear",
+        "quantile_cont", "quantile_disc", "quantile", "listagg", "every", "bool_and", "bool_or",
+        "iff", "ifnull", "nvl", "regexp_matches", "isfinite", "gcd", "lcm", "product", "fsum",
+        "favg", "log10", "log2", "ln", "btrim", "strlen", "prefix", "suffix", "sem", "mad",
+        "rank", "dense_rank", "row_number", "percent_rank", "cume_dist", "ntile", "lag", "lead",
+        "first_value", "last_value", "nth_value", "arg_max", "arg_min", "max_by", "min_by",
+        "stddev", "variance", "var_samp", "var_pop", "covar_samp", "covar_pop", "corr",
+        "regr_slope", "regr_intercept", "regr_r2", "regr_count", "regr_avgx", "regr_avgy",
+        "trunc", "round", "ceil", "floor", "abs", "sign", "sqrt", "power", "pow", "exp",
+        "greatest", "least", "coalesce", "nullif",
+    }
+)  # fmt: skip
 
 # Statement nodes that never belong inside a read-only query, wherever they appear
 # (a PostgreSQL data-modifying CTE puts DELETE inside a SELECT).
@@ -210,26 +170,30 @@ def _function_name(node: exp.Func) -> str:
     return node.sql_name().lower()
 
 
-def _is_forbidden_function(name: str) -> bool:
-    return name in _FORBIDDEN_FUNCTIONS or name.startswith(_FORBIDDEN_PREFIXES)
+def _is_allowed_function(node: exp.Func) -> bool:
+    if isinstance(node, exp.Anonymous):
+        return str(node.name).lower() in ALLOWED_FUNCTION_NAMES
+    return type(node).__name__ in ALLOWED_FUNCTION_CLASSES
 
 
 def _visible_ctes(table: exp.Table) -> set[str]:
     """CTE names visible at ``table`` by SQL scoping (lower-cased).
 
-    A CTE's body sees the CTEs before it (all of them under WITH RECURSIVE); the query
-    that owns the WITH sees all of them. Anything else named like a CTE would resolve to
-    a real relation, so it must pass the table rules.
+    A CTE's body sees the CTEs before it; the query that owns the WITH sees all of them.
+    Under WITH RECURSIVE a CTE also sees itself, but only in the recursive term of a
+    UNION body: DuckDB resolves a forward reference, or a self-reference anywhere else,
+    to a real relation of that name, so such a name must pass the table rules.
     """
     names: set[str] = set()
     child: exp.Expression = table
     parent = table.parent
     while parent is not None:
         if isinstance(parent, exp.With):
-            ctes = list(parent.expressions)
             recursive = bool(parent.args.get("recursive"))
-            for cte in ctes:
-                if cte is child and not recursive:
+            for cte in parent.expressions:
+                if cte is child:
+                    if recursive and _in_recursive_term(table, cte):
+                        names.add(cte.alias_or_name.lower())
                     break
                 names.add(cte.alias_or_name.lower())
         else:
@@ -239,6 +203,35 @@ def _visible_ctes(table: exp.Table) -> set[str]:
         child = parent
         parent = parent.parent
     return names
+
+
+def _in_recursive_term(table: exp.Table, cte: exp.CTE) -> bool:
+    body = cte.this
+    if not isinstance(body, exp.Union):
+        return False
+    term = body.expression
+    node: exp.Expression | None = table
+    while node is not None and node is not body:
+        if node is term:
+            return True
+        node = node.parent
+    return False
+
+
+# Prefixes of system relations on either backend (pg_settings, duckdb_databases,
+# sqlite_master, pragma_database_list, information_schema views) and foretab's own tables.
+_SYSTEM_PREFIXES = ("pg_", "duckdb_", "sqlite_", "pragma_", "information_schema", "foretab_")
+
+
+def _check_cte_names(root: exp.Expression, reserved: Collection[str]) -> None:
+    for cte in root.find_all(exp.CTE):
+        name = cte.alias_or_name.lower()
+        if name in reserved or name.startswith(_SYSTEM_PREFIXES):
+            raise GuardError(
+                "cte-name",
+                f"the CTE {cte.alias_or_name!r} is named like an existing table, view or "
+                "system relation; give it another name",
+            )
 
 
 def _is_source_position(node: exp.Expression) -> bool:
@@ -284,10 +277,15 @@ def _check_table(table: exp.Table, allowed: Collection[str]) -> None:
         )
 
 
-def check_query(statement: exp.Expression, allowed_tables: Collection[str]) -> exp.Query:
+def check_query(
+    statement: exp.Expression,
+    allowed_tables: Collection[str],
+    reserved_names: Collection[str] = (),
+) -> exp.Query:
     """Return ``statement`` as a query if every rule holds, else raise ``GuardError``.
 
-    ``allowed_tables`` are lower-case table names the query may read.
+    ``allowed_tables`` are lower-case table names the query may read; ``reserved_names``
+    every other lower-case relation name the connection can resolve (no CTE may take one).
     """
     root = statement
     if not isinstance(root, exp.Query):
@@ -295,6 +293,7 @@ def check_query(statement: exp.Expression, allowed_tables: Collection[str]) -> e
             "read-only",
             f"only a SELECT query is allowed, got {_describe(root)}",
         )
+    _check_cte_names(root, {*allowed_tables, *reserved_names})
     for node in root.walk():
         if isinstance(node, _WRITE_NODES):
             raise GuardError(
@@ -317,11 +316,12 @@ def check_query(statement: exp.Expression, allowed_tables: Collection[str]) -> e
                     "table-function",
                     f"table function {name}(...) is not allowed; select from catalog tables",
                 )
-            if _is_forbidden_function(name):
+            if not _is_allowed_function(node):
                 raise GuardError(
                     "forbidden-function",
-                    f"function {name}() is not allowed (file, network, settings or session "
-                    "access); use plain SQL expressions",
+                    f"function {name}() is not on the guard's allowlist of aggregate, window, "
+                    "arithmetic, text and date functions; rewrite the query with those "
+                    "(the README's Safety section lists them)",
                 )
     return root
 
