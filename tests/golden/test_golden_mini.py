@@ -11,14 +11,13 @@ import json
 import os
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from foretab.core.answer import plan_doc
 from foretab.engine import Engine
 from foretab.errors import ForetabError
-from foretab.forecast.registry import get_forecaster
 from foretab.forecast.source import ModelSource
+from tests.doubles import NaiveStoreModel
 
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "golden" / "mini.jsonl"
 QUESTIONS: list[tuple[str, str]] = [
@@ -42,24 +41,6 @@ QUESTIONS: list[tuple[str, str]] = [
     # Stale: its history ends in 2019, so the model has nothing to forecast from.
     ("naive", "What will the price of Chebei Lofts in Tianhe District, Guangzhou be next month?"),
 ]  # fmt: skip
-
-
-class NaiveStoreModel:
-    """The naive forecaster as a store model: forecasts = the last observed value."""
-
-    model = "naive"
-    lookback = 24
-
-    def __init__(self) -> None:
-        self._forecaster = get_forecaster("naive")
-
-    def predict(self, history: np.ndarray, h: int) -> np.ndarray:
-        return self._forecaster.predict(history, h)
-
-    def predict_quantiles(
-        self, history: np.ndarray, h: int, quantiles: tuple[float, ...]
-    ) -> np.ndarray:
-        return self._forecaster.predict_quantiles(history, h, quantiles)
 
 
 def engine_for(db: str, future: str) -> Engine:
