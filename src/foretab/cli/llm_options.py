@@ -57,7 +57,7 @@ LLMConfigOption = Annotated[
     Path | None,
     typer.Option(
         "--llm-config",
-        help="TOML file with LLM options ([llm] table: base_url, model, api_key_env, "
+        help="TOML file with LLM options (an llm table: base_url, model, api_key_env, "
         "temperature, max_tokens, timeout_s, max_retries, max_calls_per_question, ...). "
         "Default: $FORETAB_LLM_CONFIG.",
         rich_help_panel=_PANEL,

@@ -40,6 +40,7 @@ def _register() -> None:
         demo,
         query,
         store_cmds,
+        tableqa,
     )
 
 

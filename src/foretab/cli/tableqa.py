@@ -1,0 +1,109 @@
+"""``foretab tableqa``: answer a question over one table with LLM-written pandas (sandboxed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from foretab.cli.common import exit_on_error
+from foretab.cli.llm_options import (
+    LLMBaseUrlOption,
+    LLMCacheOption,
+    LLMConfigOption,
+    LLMModelOption,
+    LLMRecordOption,
+    LLMReplayOption,
+    build_llm,
+)
+from foretab.cli.main import app
+from foretab.errors import ForetabError
+
+PIPELINES = ("ag", "ag+cs", "ag+ecs", "ag+ecs+cf")
+
+
+@app.command()
+@exit_on_error
+def tableqa(
+    question: Annotated[str, typer.Argument(help="The question about the table.")],
+    table: Annotated[
+        Path | None, typer.Option("--table", help="A .csv (.csv.gz) or .parquet file.")
+    ] = None,
+    db: Annotated[
+        str | None,
+        typer.Option("--db", help="Instead of --table: a store (with --table-name)."),
+    ] = None,
+    table_name: Annotated[
+        str | None,
+        typer.Option("--table-name", help="A history table of --db (see `foretab tables`)."),
+    ] = None,
+    pipeline: Annotated[
+        str,
+        typer.Option(
+            help="ag (answer generator only), ag+cs (+ column selector), ag+ecs (+ enhanced "
+            "selector: types and values), ag+ecs+cf (+ code fixer)."
+        ),
+    ] = "ag+ecs+cf",
+    fix_attempts: Annotated[
+        int, typer.Option("--fix-attempts", min=0, help="Code-fixer rounds (ag+ecs+cf).")
+    ] = 1,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=1.0, help="Wall seconds per sandboxed run.")
+    ] = 30.0,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help='Print {"answer", "type", "code", "columns", "attempts", "timings", ...}.',
+        ),
+    ] = False,
+    llm_base_url: LLMBaseUrlOption = None,
+    llm_model: LLMModelOption = None,
+    llm_cache: LLMCacheOption = None,
+    llm_config: LLMConfigOption = None,
+    llm_record: LLMRecordOption = None,
+    llm_replay: LLMReplayOption = None,
+) -> None:
+    """Answer a question over one table: an LLM writes pandas code, a sandbox runs it.
+
+    The LyS PRESTA pipeline: column selector, answer generator, execution in a separate
+    process without network or file access, code fixer. The answer is typed: boolean,
+    category, number, list of categories or list of numbers. A failure exits with code 2;
+    with --json it is printed as {"error": {...}}.
+    """
+    from foretab.tableqa import SandboxLimits, TableQA
+    from foretab.tableqa.tables import load_store_table, load_table
+
+    if pipeline not in PIPELINES:
+        raise typer.BadParameter(f"use one of {', '.join(PIPELINES)}", param_hint="--pipeline")
+    if (table is None) == (db is None):
+        raise ForetabError(
+            "give the table either as --table PATH.csv|.parquet or as --db DB --table-name NAME"
+        )
+    if db is not None and not table_name:
+        raise ForetabError("--db needs --table-name NAME (list them with `foretab tables --db DB`)")
+    df = load_table(table) if table is not None else load_store_table(db or "", table_name or "")
+    llm = build_llm(llm_base_url, llm_model, llm_cache, llm_config, llm_record, llm_replay)
+    limits = SandboxLimits(wall_s=timeout, cpu_s=max(1, int(timeout)))
+    with llm:
+        result = TableQA(llm, pipeline, fix_attempts=fix_attempts, limits=limits).ask(df, question)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), ensure_ascii=False, default=str))
+        return
+    out = Console()
+    assert result.answer is not None
+    out.print(f"[bold]{result.answer.text}[/]  ({result.answer.type.value})")
+    out.print(f"columns: {', '.join(result.columns)}")
+    if result.code:
+        from rich.syntax import Syntax
+
+        out.print(Syntax(result.code, "python", theme="ansi_dark"))
+    t = result.timings
+    out.print(
+        f"{len(result.attempts)} attempt(s), {len(result.calls)} LLM call(s), "
+        f"{result.tokens} tokens, {t.total_s:.2f} s (LLM {t.select_s + t.generate_s:.2f} s, "
+        f"sandbox {t.execute_s:.2f} s)"
+    )
