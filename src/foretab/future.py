@@ -71,40 +71,12 @@ class Oracle:
         return Forecast(self.name, points)
 
 
-class StoredForecasts:
-    """Forecasts precomputed at ``foretab train`` time, looked up by project.
-
-    Transitional: it ignores the history that was read. ``foretab.forecast.source.ModelSource``
-    (the fitted model forecasting the series read) replaces it once the store keeps a
-    data-only fitted model.
-    """
-
-    def __init__(self, store: HistoryStore, model: str | None) -> None:
-        from foretab.forecast.store import load_store_forecaster
-
-        self._forecaster = load_store_forecaster(store, model)
-        self.name = f"model:{self._forecaster.model}"
-
-    def forecast(self, plan: Plan, history: History) -> Forecast:
-        del history
-        months = future_months(plan)
-        values = self._forecaster.forecast(plan.projects, months)
-        points = {}
-        for ref, row in values.items():
-            bad = [m.label for m, v in row.items() if v != v]
-            if bad:
-                raise ForecastError(
-                    f"no forecast for {ref.project} ({ref.district}, {ref.city}) in "
-                    f"{', '.join(bad)}: it has no observation in the months the model reads"
-                )
-            points[ref] = {m: ForecastPoint(v) for m, v in row.items()}
-        return Forecast(self.name, points)
-
-
 def future_source(mode: str, db: str, store: HistoryStore, model: str | None) -> FutureSource:
     """The source for ``--future model|oracle|none``."""
     if mode == "model":
-        return StoredForecasts(store, model)
+        from foretab.forecast.source import ModelSource
+
+        return ModelSource.for_store(store, model)
     if mode == "oracle":
         return Oracle(db)
     if mode == "none":

@@ -1,22 +1,27 @@
-"""The store forecaster: trained on history only, persisted, loaded without retraining."""
+"""The store model: fitted on history only, saved as data, forecasting any history given."""
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import json
+import pickle
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from foretab.core.plan import ProjectRef
 from foretab.errors import ForecastError
 from foretab.forecast.store import (
-    fit_store_forecaster,
-    load_store_forecaster,
+    ARTIFACT_NAME,
+    LEGACY_ARTIFACT,
+    fit_store_model,
+    load_store_model,
     panel_arrays,
-    train_store_forecaster,
+    train_store_model,
 )
 from foretab.months import Month, month_range
 from foretab.store import open_history
@@ -54,6 +59,31 @@ def store(tmp_path: Path) -> str:
     return db
 
 
+def _history(db: str) -> np.ndarray:
+    with open_history(db) as hist:
+        return panel_arrays(hist.panel(), REF).window(24)
+
+
+class _Payload:
+    """A pickle that would create ``marker`` when unpickled."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[str, str]]:
+        return (open, (str(self.marker), "w"))
+
+
+def _assert_invalid(db: str, marker: Path | None = None) -> ForecastError:
+    with open_history(db) as hist, pytest.raises(ForecastError) as err:
+        load_store_model(hist)
+    assert "model file is invalid" in err.value.message
+    assert any("foretab train --db DB" in s for s in err.value.suggestions)
+    if marker is not None:
+        assert not marker.exists(), "loading the model ran code from the store"
+    return err.value
+
+
 def test_panel_arrays_drops_months_after_the_last() -> None:
     frame = pd.DataFrame(
         {
@@ -67,45 +97,131 @@ def test_panel_arrays_drops_months_after_the_last() -> None:
     panel = panel_arrays(frame, REF)
     assert panel.months[-1] == REF and panel.values.shape == (1, 2)
     assert 99.0 not in panel.values
+    assert panel.window(4).shape == (1, 4) and np.isnan(panel.window(4)[0, :2]).all()
 
 
-def test_train_persist_load_forecast(store: str) -> None:
-    fitted = train_store_forecaster(store, "drift")
-    assert fitted.reference_month == REF and len(fitted.projects) == 12
+@pytest.mark.parametrize("model", ["naive", "drift", "lgbm", "lgbm_nocal"])
+def test_round_trip_gives_identical_predictions(store: str, model: str) -> None:
+    fitted = train_store_model(store, model)
+    assert fitted.reference_month == REF and fitted.lookback == 24 and fitted.n_series == 12
+    history = _history(store)
     with open_history(store) as hist:
         start = time.perf_counter()
-        loaded = load_store_forecaster(hist)
+        loaded = load_store_model(hist)
         elapsed = time.perf_counter() - start
     assert elapsed < 1.0
-    ref = ProjectRef("Nanjing", "Jiangning District", "Garden 1")
-    months = [REF + 1, REF + 12]
-    out = loaded.forecast([ref], months)
-    assert set(out[ref]) == set(months)
-    assert all(8_000 < v < 20_000 for v in out[ref].values())
-    assert out == fitted.forecast([ref], months)
-    with pytest.raises(ForecastError, match="cannot forecast"):
-        loaded.forecast([ref], [REF])
-    with pytest.raises(ForecastError, match="cannot forecast"):
-        loaded.forecast([ref], [REF + 13])
-    with pytest.raises(ForecastError, match="no forecast for project"):
-        loaded.forecast([ProjectRef("Nanjing", "Gulou District", "Nowhere")], months)
-    with open_history(store) as hist, pytest.raises(ForecastError, match="not 'lgbm'"):
-        load_store_forecaster(hist, "lgbm")
+    assert loaded.model == model and loaded.reference_month == REF
+    expected = fitted.predict(history, 12)
+    assert expected.shape == (12, 12) and np.isfinite(expected).all()
+    np.testing.assert_array_equal(loaded.predict(history, 12), expected)
+    np.testing.assert_array_equal(loaded.predict(history, 3), fitted.predict(history, 3))
+    if model.startswith("lgbm"):
+        q = (0.1, 0.5, 0.9)
+        np.testing.assert_array_equal(
+            loaded.predict_quantiles(history, 12, q), fitted.predict_quantiles(history, 12, q)
+        )
 
 
-def test_missing_model_says_how_to_train(store: str) -> None:
-    with open_history(store) as hist, pytest.raises(ForecastError) as err:
-        load_store_forecaster(hist)
-    assert any("foretab train --db" in s for s in err.value.suggestions)
+def test_the_file_is_data_only(store: str, tmp_path: Path) -> None:
+    train_store_model(store, "lgbm")
+    data = (tmp_path / "corpus.artifacts" / ARTIFACT_NAME).read_bytes()
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        names = zf.namelist()
+        manifest = json.loads(zf.read("manifest.json"))
+        booster = zf.read("booster_0.txt").decode()
+    assert names == ["manifest.json", "booster_0.txt"]
+    assert manifest["format"] == "foretab-store-model" and manifest["format_version"] == 1
+    assert manifest["model"] == "lgbm" and manifest["reference_month"] == "2021-12"
+    assert manifest["lookback"] == 24
+    assert np.asarray(manifest["residual_quantiles"]).shape == (12, 101)
+    assert booster.startswith("tree\n")  # LightGBM's own text format
+
+
+def test_forecasts_follow_the_history_given(store: str) -> None:
+    fitted = train_store_model(store, "drift")
+    history = _history(store)
+    np.testing.assert_allclose(fitted.predict(2 * history, 1), 2 * fitted.predict(history, 1))
+    lgbm = train_store_model(store, "lgbm")
+    ratio = lgbm.predict(2 * history, 1) / lgbm.predict(history, 1)
+    assert np.all((ratio > 1.6) & (ratio < 2.4))
+    with pytest.raises(ForecastError, match="reads 24 months"):
+        fitted.predict(history[:, -12:], 1)
+
+
+@pytest.mark.parametrize("where", ["artifact", "manifest", "booster", "legacy"])
+def test_a_pickle_payload_runs_nothing(store: str, tmp_path: Path, where: str) -> None:
+    train_store_model(store, "lgbm")
+    marker = tmp_path / f"pwned-{where}"
+    payload = pickle.dumps(_Payload(marker))
+    folder = tmp_path / "corpus.artifacts"
+    if where == "artifact":
+        (folder / ARTIFACT_NAME).write_bytes(payload)
+    elif where == "legacy":
+        (folder / ARTIFACT_NAME).unlink()
+        (folder / LEGACY_ARTIFACT).write_bytes(payload)
+    else:
+        member = "manifest.json" if where == "manifest" else "booster_0.txt"
+        original = (folder / ARTIFACT_NAME).read_bytes()
+        buf = io.BytesIO()
+        with zipfile.ZipFile(io.BytesIO(original)) as src, zipfile.ZipFile(buf, "w") as dst:
+            for name in src.namelist():
+                dst.writestr(name, payload if name == member else src.read(name))
+        (folder / ARTIFACT_NAME).write_bytes(buf.getvalue())
+    error = _assert_invalid(store, marker)
+    if where == "legacy":
+        assert "old pickle model" in error.message
+
+
+def test_missing_corrupt_and_foreign_files_are_invalid(store: str, tmp_path: Path) -> None:
+    _assert_invalid(store)  # nothing trained yet
+    good = train_store_model(store, "drift").to_bytes()
+    path = tmp_path / "corpus.artifacts" / ARTIFACT_NAME
+    path.write_bytes(good[: len(good) // 2])
+    _assert_invalid(store)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("manifest.json", json.dumps({"format": "someone-elses-model", "x": 1}))
+    path.write_bytes(buf.getvalue())
+    _assert_invalid(store)
+    manifest = json.loads(zipfile.ZipFile(io.BytesIO(good)).read("manifest.json"))
+    for change in ({"model": "evil"}, {"drift": [1.0]}, {"extra_field": True}):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as zf:
+            zf.writestr("manifest.json", json.dumps({**manifest, **change}))
+        path.write_bytes(buf.getvalue())
+        _assert_invalid(store)
+
+
+def test_reference_month_and_model_must_match(store: str) -> None:
+    fitted = train_store_model(store, "drift")
+    with open_history(store) as hist:
+        with pytest.raises(ForecastError, match="not 'lgbm'"):
+            load_store_model(hist, "lgbm")
+        moved = dataclasses.replace(fitted, reference_month=REF - 1)
+        hist.save_artifact(ARTIFACT_NAME, moved.to_bytes())
+        with pytest.raises(ForecastError, match="trained at 2021-11") as err:
+            load_store_model(hist)
+    assert any("foretab train --db DB" in s for s in err.value.suggestions)
+
+
+def test_models_without_a_data_only_format_are_refused_before_fitting(store: str) -> None:
+    start = time.perf_counter()
+    with pytest.raises(ForecastError, match="cannot be a store model"):
+        train_store_model(store, "timesnet")
+    with pytest.raises(ForecastError, match="cannot be a store model"):
+        train_store_model(store, "no_such_model")
+    assert time.perf_counter() - start < 1.0
 
 
 def test_the_future_store_cannot_change_forecasts(tmp_path: Path) -> None:
     a, b = str(tmp_path / "a.duckdb"), str(tmp_path / "b.duckdb")
     ingest_frame(_frame(future_scale=1.0), a, REF)
     ingest_frame(_frame(future_scale=3.0), b, REF)
-    fa = train_store_forecaster(a, "lgbm_nocal")
-    fb = train_store_forecaster(b, "lgbm_nocal")
-    np.testing.assert_array_equal(fa.values, fb.values)
+    history = _history(a)
+    np.testing.assert_array_equal(history, _history(b))
+    fa = train_store_model(a, "lgbm_nocal")
+    fb = train_store_model(b, "lgbm_nocal")
+    np.testing.assert_array_equal(fa.predict(history), fb.predict(history))
 
 
 def test_fit_requires_a_panel_ending_at_the_reference_month() -> None:
@@ -113,7 +229,7 @@ def test_fit_requires_a_panel_ending_at_the_reference_month() -> None:
         {"city": ["A"], "district": ["D"], "project": ["P"], "month": ["2021-06"], "price": [5.0]}
     )
     with pytest.raises(ForecastError, match="reference month"):
-        fit_store_forecaster(panel_arrays(frame, Month(2021, 6)), REF, "naive")
+        fit_store_model(panel_arrays(frame, Month(2021, 6)), REF, "naive")
 
 
 def test_train_and_corpus_commands(store: str, tmp_path: Path) -> None:
@@ -125,7 +241,7 @@ def test_train_and_corpus_commands(store: str, tmp_path: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(app, ["train", "--db", store, "--model", "drift"])
     assert result.exit_code == 0, result.output
-    assert "trained drift at 2021-12" in result.output
+    assert "trained drift at 2021-12 on 12 projects" in result.output
     out = tmp_path / "corpus.json"
     result = runner.invoke(
         app, ["bench", "corpus", "--db", store, "--model", "naive,drift", "--json", str(out)]
@@ -136,13 +252,6 @@ def test_train_and_corpus_commands(store: str, tmp_path: Path) -> None:
     # Synthetic prices trend up 0.2 %/month: a learned drift beats persistence.
     assert rows[1]["mae"] < rows[0]["mae"]
     assert rows[0]["n_series"] == 12
-
-
-def test_train_without_reference_month_is_a_clean_error(tmp_path: Path) -> None:
-    db = str(tmp_path / "all_history.duckdb")
-    ingest_frame(_frame(), db, None)
-    with pytest.raises(ForecastError, match="no reference month"):
-        train_store_forecaster(db, "naive")
 
 
 def test_store_default_is_the_registry_default_and_loading_is_light() -> None:
@@ -156,3 +265,16 @@ def test_store_default_is_the_registry_default_and_loading_is_light() -> None:
     code = "import sys, foretab.forecast.store; print('lightgbm' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.postgres
+def test_postgres_artifacts_round_trip_and_refuse_pickles(pg_db: str, tmp_path: Path) -> None:
+    ingest_frame(_frame(), pg_db, REF)
+    fitted = train_store_model(pg_db, "lgbm")
+    history = _history(pg_db)
+    with open_history(pg_db) as hist:
+        loaded = load_store_model(hist)
+        np.testing.assert_array_equal(loaded.predict(history), fitted.predict(history))
+        marker = tmp_path / "pwned-pg"
+        hist.save_artifact(ARTIFACT_NAME, pickle.dumps(_Payload(marker)))
+    _assert_invalid(pg_db, marker)

@@ -95,20 +95,21 @@ def test_layout_with_reference_month(db: str, tmp_path: Path) -> None:
         assert {e.year for e in future.catalog()} == {2021}
 
 
-def test_without_reference_everything_is_history(tmp_path: Path) -> None:
+def test_the_default_reference_is_the_last_month(tmp_path: Path) -> None:
     db = str(tmp_path / "all.duckdb")
     summary = ingest_path(write_csv(tmp_path / "in.csv", GOOD_ROWS), db)
     assert summary.future_tables == 0 and summary.history_rows == len(GOOD_ROWS)
+    assert summary.reference_month == max(Month.parse(r[3]) for r in GOOD_ROWS)
     assert not Path(tmp_path / "all.future.duckdb").exists()
     with open_history(db) as store:
-        assert store.reference_month is None
+        assert store.reference_month == summary.reference_month
 
 
 def test_table_columns_and_types_duckdb(tmp_path: Path) -> None:
     import duckdb
 
     db = tmp_path / "c.duckdb"
-    ingest_path(write_csv(tmp_path / "in.csv", GOOD_ROWS), str(db), Month(2021, 6))
+    ingest_path(write_csv(tmp_path / "in.csv", GOOD_ROWS), str(db), Month(2021, 3))
     conn = duckdb.connect(str(db), read_only=True)
     cols = conn.execute(
         "SELECT column_name, data_type FROM information_schema.columns "
@@ -146,7 +147,7 @@ def test_reingest_replaces(db: str, tmp_path: Path) -> None:
     ingest_path(write_csv(tmp_path / "a.csv", GOOD_ROWS), db, Month(2020, 12))
     ingest_path(write_csv(tmp_path / "b.csv", GOOD_ROWS[:3]), db)
     with open_history(db) as store:
-        assert store.reference_month is None
+        assert store.reference_month == Month(2021, 1)  # the last month of the new data
         assert {p.project for p in store.projects()} == {"Poly Central Park"}
     with pytest.raises(Exception, match=r"future"):
         open_future(db)
@@ -267,10 +268,13 @@ def test_missing_file(tmp_path: Path) -> None:
     assert not (tmp_path / "x.duckdb").exists()
 
 
-def test_reference_before_all_data(tmp_path: Path) -> None:
-    with pytest.raises(IngestError, match="Choose a later --reference-month"):
+@pytest.mark.parametrize("reference", [Month(2010, 1), Month(2030, 1)])
+def test_a_reference_outside_the_data_is_refused(tmp_path: Path, reference: Month) -> None:
+    first = min(r[3] for r in GOOD_ROWS)
+    last = max(r[3] for r in GOOD_ROWS)
+    with pytest.raises(IngestError, match=f"outside the data's range {first}..{last}"):
         ingest_path(
-            write_csv(tmp_path / "in.csv", GOOD_ROWS), str(tmp_path / "x.duckdb"), Month(2010, 1)
+            write_csv(tmp_path / "in.csv", GOOD_ROWS), str(tmp_path / "x.duckdb"), reference
         )
     assert not (tmp_path / "x.duckdb").exists()
 

@@ -1,8 +1,8 @@
 """``foretab bench corpus``: the store forecaster scored against the future store.
 
 Each model is fitted exactly as ``foretab train`` fits it (history store only, targets at
-or before R), forecasts R+1..R+12 for every eligible project, and is scored over the
-months the future store observed.
+or before R), forecasts R+1..R+12 for every eligible project from its last ``lookback``
+months (what a question reads), and is scored over the months the future store observed.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from foretab.forecast.neural import neural_available
 from foretab.forecast.store import (
     STORE_DEFAULT_FORECASTER,
     StorePanel,
-    _reference,
-    fit_store_forecaster,
+    fit_store_model,
     panel_arrays,
+    store_reference,
 )
 
 #: Eligibility, as the dataset builder filters questions (DESIGN §5).
@@ -46,7 +46,7 @@ def bench_corpus(
     from foretab.store import open_future, open_history
 
     with open_history(db) as hist_store:
-        ref = _reference(hist_store)
+        ref = store_reference(hist_store)
         history = panel_arrays(hist_store.panel(), ref)
     with open_future(db) as fut_store:
         fut_frame = fut_store.panel()
@@ -65,15 +65,11 @@ def bench_corpus(
             continue
         progress(name, "fit")
         start = time.perf_counter()
-        fitted = fit_store_forecaster(history, ref, name, seed)
+        fitted = fit_store_model(history, ref, name, seed)
         fit_s = time.perf_counter() - start
-        # The fitted object already holds every forecast; "predict" is the lookup.
+        # As a question does: the last `lookback` months of each series, to R.
         start = time.perf_counter()
-        index = {p: i for i, p in enumerate(fitted.projects)}
-        pred = np.full_like(truth, np.nan)
-        for j, p in enumerate(np.array(history.projects, dtype=object)[keep]):
-            if p in index:
-                pred[j] = fitted.values[index[p]]
+        pred = fitted.predict(history.window(fitted.lookback)[keep], MAX_HORIZON)
         pred_s = time.perf_counter() - start
         s = score(pred, truth)
         rows.append(

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from foretab.cli.common import DbOption, exit_on_error
 from foretab.cli.main import app, bench_app
-from foretab.forecast.store import STORE_DEFAULT_FORECASTER, train_store_forecaster
+from foretab.forecast.store import STORE_DEFAULT_FORECASTER
 
 if TYPE_CHECKING:
     from foretab.bench.forecast_bench import BenchRow
@@ -135,11 +135,8 @@ def train_cmd(
     ] = None,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
 ) -> None:
-    """Fit the store's forecaster on its history (to the reference month) and save it."""
-    with console.status("training the forecaster") as status:
-        fitted = train_store_forecaster(db, model, seed, lambda msg: status.update(msg))
-    out.print(
-        f"trained {fitted.model} at {fitted.reference_month.iso}: forecasts for "
-        f"{len(fitted.projects)} projects, {fitted.months[0].iso}..{fitted.months[-1].iso} "
-        f"({fitted.trained_seconds:.1f} s); saved with the store"
-    )
+    """Refit the store's forecaster on its history (to the reference month) and save it."""
+    from foretab.cli.training import train_with_bar, trained_line
+
+    fitted = train_with_bar(db, model, seed, console)
+    out.print(trained_line(fitted))

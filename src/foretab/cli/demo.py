@@ -46,8 +46,12 @@ def demo(
             ),
         ),
     ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="Forecaster to train on the demo store (default lgbm)."),
+    ] = None,
 ) -> None:
     """Generate a synthetic corpus (4 cities, 180 projects, 48 months), ingest it, show it."""
     from foretab.demo.run import run_demo
 
-    run_demo(db, seed=seed, reference_month=_month(reference_month))
+    run_demo(db, seed=seed, reference_month=_month(reference_month), model=model)

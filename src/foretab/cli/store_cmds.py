@@ -13,6 +13,7 @@ from rich.table import Table
 
 from foretab.cli.common import DbOption, exit_on_error, parse_month_option
 from foretab.cli.main import app
+from foretab.forecast.store import STORE_DEFAULT_FORECASTER
 from foretab.store import open_history
 
 if TYPE_CHECKING:
@@ -31,19 +32,37 @@ def ingest(
         typer.Option(
             "--reference-month",
             help="'Now' (YYYY-MM): months up to it form the history store, later months the "
-            "separate future store. Without it everything is history.",
+            "separate future store. Default: the last month in the data.",
         ),
     ] = None,
+    train: Annotated[
+        bool,
+        typer.Option(
+            "--train/--no-train",
+            help="Fit and save the forecaster after ingesting, so the store answers "
+            "forecasting questions at once (`foretab train` refits).",
+        ),
+    ] = True,
+    model: Annotated[
+        str | None, typer.Option(help=f"Forecaster to fit (default {STORE_DEFAULT_FORECASTER}).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Random seed for the forecaster.")] = 0,
 ) -> None:
     """Build the history store, the future store and the catalog from PATH.
 
     PATH has one row per project-month: city, district, project, month (YYYY-MM), avg_price,
     optionally units_sold and any extra columns (kept). Bad input is reported with file,
     row and column, and nothing is written. Re-ingesting replaces the store atomically.
+    The forecaster is then fitted on the history store and saved with it (--no-train
+    skips this; `foretab train --db DB` fits it later).
     """
     from foretab.store.ingest import ingest_path  # pandas: imported only when ingesting
 
     reference = parse_month_option(reference_month, "--reference-month")
+    if train:  # refuse an unusable --model before the store is replaced
+        from foretab.forecast.persist import require_persistable
+
+        require_persistable(model or STORE_DEFAULT_FORECASTER)
     with Progress(
         TextColumn("[bold]ingest[/]"),
         BarColumn(),
@@ -60,6 +79,10 @@ def ingest(
 
         summary = ingest_path(path, db, reference, progress=progress)
     print_summary(summary, Console())
+    if train:
+        from foretab.cli.training import train_with_bar, trained_line
+
+        Console().print(trained_line(train_with_bar(db, model, seed, console)))
 
 
 def print_summary(summary: IngestSummary, out: Console) -> None:

@@ -67,15 +67,14 @@ def ask_samples(db: str, questions: list[str]) -> list[SampleAnswer]:
     return answers
 
 
-def show_sample_questions(db: str, console: Console) -> None:
+def show_sample_questions(db: str, console: Console, model: str | None = None) -> None:
     """Train the store's forecaster, ask one question per family and print the answers."""
-    from foretab.forecast.store import train_store_forecaster
+    from foretab.cli.training import train_with_bar
 
     started = time.perf_counter()
-    with console.status("training the forecaster on history up to the reference month"):
-        fitted = train_store_forecaster(db)
+    fitted = train_with_bar(db, model, 0, console)
     console.print(
-        f"\n[bold]Forecaster[/] {fitted.model} trained on {len(fitted.projects)} projects "
+        f"\n[bold]Forecaster[/] {fitted.model} trained on {fitted.n_series} projects "
         f"in {time.perf_counter() - started:.1f} s (saved with the store)."
     )
     table = Table(title="Sample questions (foretab ask)", show_lines=True)

@@ -41,8 +41,9 @@ def run_demo(
     seed: int = DEFAULT_SEED,
     reference_month: Month | None = None,
     console: Console | None = None,
+    model: str | None = None,
 ) -> DemoResult:
-    """Build the demo store at ``db`` (replacing it) and print what it holds."""
+    """Build the demo store at ``db`` (replacing it), train ``model`` and print what it holds."""
     console = console or Console()
     started = time.perf_counter()
     reference = reference_month or default_reference_month()
@@ -83,7 +84,7 @@ def run_demo(
     render_overview(overview, console)
     sample = run_sample_query(db, overview, console)
     _print_next_steps(db, sample, console)
-    show_sample_questions(db, console)
+    show_sample_questions(db, console, model)
     return DemoResult(
         ingest=summary,
         overview=overview,

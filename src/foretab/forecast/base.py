@@ -8,6 +8,7 @@ statsforecast spirit (``fit -> self``, ``predict -> array``, an ``alias``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Self
 
@@ -37,6 +38,8 @@ class Forecaster(ABC):
     alias: str = "forecaster"
     #: whether ``predict_quantiles`` returns real quantiles
     supports_quantiles: bool = False
+    #: optional ``(done, total)`` hook called while an iterative model trains (a progress bar)
+    on_progress: Callable[[int, int], None] | None = None
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed

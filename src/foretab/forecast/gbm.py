@@ -106,6 +106,12 @@ class LightGBMForecaster(Forecaster):
         self.residual_quantiles = np.zeros((MAX_HORIZON, 101))
         self.fit_seconds = 0.0
 
+    def restore(self, boosters: list[lgb.Booster], residual_quantiles: np.ndarray) -> Self:
+        """Set the fitted state read back from a data-only model file."""
+        self.boosters = list(boosters)
+        self.residual_quantiles = np.asarray(residual_quantiles, dtype=float)
+        return self
+
     def _fit_history(self, history: np.ndarray) -> np.ndarray:
         """Left-pad or trim to the model's lookback."""
         n, t = history.shape
@@ -143,6 +149,13 @@ class LightGBMForecaster(Forecaster):
             valid_sets = [lgb.Dataset(vx, vy, reference=train)]
             callbacks = [lgb.early_stopping(50, verbose=False)]
         members = self.n_seeds if val is not None else self.fast_seeds
+        if self.on_progress is not None:
+            report = self.on_progress
+            total = rounds * members
+            callbacks = [
+                *callbacks,
+                lambda env: report(len(self.boosters) * rounds + env.iteration + 1, total),
+            ]
         self.boosters = []
         for k in range(members):
             params = dict(self.params)

@@ -1,17 +1,16 @@
-"""The store-level forecaster: trained at the store's reference month R, persisted with it.
+"""The store model: a forecaster fitted at the store's reference month R, saved with it.
 
 Training sees only the history store (windows whose targets end at or before R), never
-the future store. After fitting, the forecasts for R+1..R+12 of every project are computed
-once and saved with the store, so answering a question loads a small table and looks
-numbers up: no retraining, no model import.
+the future store. The fitted model forecasts whatever history it is given (the series a
+question read), so a change to the history changes the forecast without retraining. It
+is saved as data only (:mod:`foretab.forecast.persist`): loading a store runs no code
+from it.
 """
 
 from __future__ import annotations
 
-import io
-import pickle
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,20 +18,30 @@ import numpy as np
 
 from foretab.core.plan import ProjectRef
 from foretab.errors import ForecastError
-from foretab.forecast.base import MAX_HORIZON
+from foretab.forecast.base import MAX_HORIZON, Forecaster, check_panel
 from foretab.months import Month, month_range
 
 if TYPE_CHECKING:
     import pandas as pd
 
-ARTIFACT_NAME = "forecaster.pkl"
-ARTIFACT_VERSION = 1
-#: The benchmark's default (``registry.DEFAULT_FORECASTER``; spelled out so that loading a
-#: stored forecaster does not import LightGBM). Its calendar feature (the column a window
-#: ends at) lies past every training window at R, yet it scored slightly better on the
-#: corpus than ``lgbm_nocal`` (MAE 2,941 vs 2,966), so the store uses it too.
+    from foretab.store import HistoryStore
+
+ARTIFACT_NAME = "store_model.zip"
+#: What foretab < 0.2 saved (a pickle): never opened, only recognised to say so.
+LEGACY_ARTIFACT = "forecaster.pkl"
+#: The registry's default (``registry.DEFAULT_FORECASTER``; spelled out so that importing
+#: this module does not import LightGBM).
 STORE_DEFAULT_FORECASTER = "lgbm"
-_TRAIN_HINT = "run `foretab train --db DB` to fit and store the forecaster"
+#: Months of history a store model reads before the month it forecasts from.
+LOOKBACK = 24
+_TRAIN_FIX = "foretab train --db DB"
+
+#: ``(stage, done, total)``; ``total`` 0 means "no count for this stage".
+TrainProgress = Callable[[str, int, int], None]
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    del stage, done, total
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +51,18 @@ class StorePanel:
     projects: tuple[ProjectRef, ...]
     months: tuple[Month, ...]
     values: np.ndarray  # [n_projects, n_months], NaN = no sale that month
+
+    def window(self, lookback: int) -> np.ndarray:
+        """The last ``lookback`` months of every row, NaN-padded on the left."""
+        return fit_width(self.values, lookback)
+
+
+def fit_width(history: np.ndarray, width: int) -> np.ndarray:
+    """Keep the last ``width`` columns; left-pad with NaN when there are fewer."""
+    n, t = history.shape
+    if t >= width:
+        return history[:, t - width :]
+    return np.concatenate([np.full((n, width - t), np.nan), history], axis=1)
 
 
 def panel_arrays(frame: pd.DataFrame, last: Month, first: Month | None = None) -> StorePanel:
@@ -75,100 +96,140 @@ def panel_arrays(frame: pd.DataFrame, last: Month, first: Month | None = None) -
 
 
 @dataclass(frozen=True, slots=True)
-class StoreForecaster:
-    """Forecasts of every project for the 12 months after the reference month."""
+class StoreModel:
+    """A fitted forecaster and what it was fitted on; forecasts any history it is given.
+
+    ``history`` arguments are ``[n, lookback]`` arrays of monthly prices whose last column
+    is the reference month; NaN marks a month without an observation.
+    """
 
     model: str
     reference_month: Month
-    projects: tuple[ProjectRef, ...]
-    values: np.ndarray  # [n_projects, 12]: months R+1..R+12
+    lookback: int
     trained_seconds: float
+    forecaster: Forecaster
+    #: the first month of the training panel (LightGBM's calendar feature counts from it)
+    first_month: Month
+    seed: int = 0
+    n_series: int = 0
 
-    @property
-    def months(self) -> list[Month]:
-        return [self.reference_month + k for k in range(1, MAX_HORIZON + 1)]
+    def _aligned(self, history: np.ndarray) -> np.ndarray:
+        """``history`` laid out as the training panel was: first column = ``first_month``.
 
-    def forecast(
-        self, projects: Sequence[ProjectRef], months: Sequence[Month]
-    ) -> dict[ProjectRef, dict[Month, float]]:
-        """``{project: {month: price}}`` for months in R+1..R+12."""
-        row_of = {p: i for i, p in enumerate(self.projects)}
-        out: dict[ProjectRef, dict[Month, float]] = {}
-        for m in months:
-            k = m.minus(self.reference_month)
-            if not 1 <= k <= MAX_HORIZON:
-                raise ForecastError(
-                    f"cannot forecast {m.label}: the forecaster covers "
-                    f"{(self.reference_month + 1).label} to {(self.reference_month + MAX_HORIZON).label}",
-                    suggestions=(
-                        "months up to the reference month are history: query the store",
-                        f"ask about at most {MAX_HORIZON} months after the reference month",
-                    ),
-                )
-        for p in projects:
-            if p not in row_of:
-                raise ForecastError(
-                    f"no forecast for project {p.project!r} ({p.district}, {p.city}): it has "
-                    "no history at the reference month",
-                    suggestions=(_TRAIN_HINT + " after ingesting its data",),
-                )
-            row = self.values[row_of[p]]
-            out[p] = {m: float(row[m.minus(self.reference_month) - 1]) for m in months}
-        return out
+        Forecasters read a history as starting where their training panel started (the
+        calendar feature is its last column's index), so the lookback window is padded
+        back to the panel's width, or cut to it when the panel was shorter.
+        """
+        arr = check_panel(history)
+        if arr.shape[1] != self.lookback:
+            raise ForecastError(
+                f"a store model reads {self.lookback} months of history ending at "
+                f"{self.reference_month.iso}, got {arr.shape[1]}",
+                suggestions=(f"pass a [n, {self.lookback}] array (NaN = no observation)",),
+            )
+        return fit_width(arr, self.reference_month.minus(self.first_month) + 1)
+
+    def predict(self, history: np.ndarray, h: int = MAX_HORIZON) -> np.ndarray:
+        """Point forecasts ``[n, h]`` for months R+1..R+h (NaN for an all-NaN row)."""
+        return self.forecaster.predict(self._aligned(history), h)
+
+    def predict_quantiles(
+        self, history: np.ndarray, h: int, quantiles: tuple[float, ...]
+    ) -> np.ndarray:
+        """``[n, h, len(quantiles)]``; models without intervals raise ``ForecastError``."""
+        return self.forecaster.predict_quantiles(self._aligned(history), h, quantiles)
 
     def to_bytes(self) -> bytes:
-        buf = io.BytesIO()
-        pickle.dump((ARTIFACT_VERSION, self), buf, protocol=pickle.HIGHEST_PROTOCOL)
-        return buf.getvalue()
+        """The data-only model file (zip: JSON manifest + LightGBM text models)."""
+        from foretab.forecast.persist import (
+            FORMAT,
+            FORMAT_VERSION,
+            Manifest,
+            forecaster_state,
+            write_archive,
+        )
+
+        fields, boosters = forecaster_state(self.model, self.forecaster)
+        manifest = Manifest.model_validate(
+            {
+                "format": FORMAT,
+                "format_version": FORMAT_VERSION,
+                "model": self.model,
+                "reference_month": self.reference_month.iso,
+                "first_month": self.first_month.iso,
+                "lookback": self.lookback,
+                "trained_seconds": round(self.trained_seconds, 3),
+                "seed": self.seed,
+                "n_series": self.n_series,
+                **fields,
+            }
+        )
+        return write_archive(manifest, boosters)
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> StoreForecaster:
-        try:
-            version, obj = pickle.loads(data)
-        except Exception as exc:
-            raise ForecastError(
-                f"the stored forecaster is unreadable ({exc})", suggestions=(_TRAIN_HINT,)
-            ) from exc
-        if version != ARTIFACT_VERSION or not isinstance(obj, cls):
-            raise ForecastError(
-                "the stored forecaster has an old format", suggestions=(_TRAIN_HINT,)
-            )
-        return obj
+    def from_bytes(cls, data: bytes) -> StoreModel:
+        """Read a model file; anything but a valid one raises ``ForecastError``."""
+        from foretab.forecast.persist import read_archive, restore_forecaster
+
+        why = "the store's model file is invalid"
+        manifest, boosters = read_archive(data, why)
+        forecaster = restore_forecaster(manifest, boosters, why)
+        return cls(
+            model=manifest.model,
+            reference_month=Month.parse(manifest.reference_month),
+            lookback=manifest.lookback,
+            trained_seconds=manifest.trained_seconds,
+            forecaster=forecaster,
+            first_month=Month.parse(manifest.first_month),
+            seed=manifest.seed,
+            n_series=manifest.n_series,
+        )
 
 
-def fit_store_forecaster(
+def fit_store_model(
     panel: StorePanel,
     reference_month: Month,
     model: str | None = None,
     seed: int = 0,
-    progress: Callable[[str], None] = lambda _: None,
-) -> StoreForecaster:
-    """Fit ``model`` on windows of ``panel``, then forecast R+1..R+12.
+    progress: TrainProgress = _no_progress,
+) -> StoreModel:
+    """Fit ``model`` on windows of ``panel`` (every training target at or before R).
 
-    Every training target lies at or before R; every project with an observation gets a
-    forecast.
+    Any registered forecaster fits (the corpus benchmark scores them all); only the
+    data-only persistable ones can be saved (``train_store_model`` checks first).
     """
     if not panel.months or panel.months[-1] != reference_month:
         raise ForecastError(
             f"the panel must end at the reference month {reference_month.iso}",
             suggestions=("build it with panel_arrays(frame, reference_month)",),
         )
-    from foretab.forecast.registry import get_forecaster  # heavy: LightGBM, torch glue
+    from foretab.forecast.registry import get_forecaster  # heavy: LightGBM
 
     name = model or STORE_DEFAULT_FORECASTER
-    start = time.perf_counter()
     forecaster = get_forecaster(name, seed)
-    progress(f"fitting {name} on {len(panel.projects)} projects × {len(panel.months)} months")
-    forecaster.fit(panel.values)
-    has = np.isfinite(panel.values).any(axis=1)
-    progress("forecasting R+1..R+12")
-    values = forecaster.predict(panel.values[has], MAX_HORIZON)
-    projects = tuple(p for p, ok in zip(panel.projects, has, strict=True) if ok)
-    return StoreForecaster(name, reference_month, projects, values, time.perf_counter() - start)
+    start = time.perf_counter()
+    stage = f"fitting {name} on {len(panel.projects)} projects × {len(panel.months)} months"
+    progress(stage, 0, 0)
+    forecaster.on_progress = lambda done, total: progress(stage, done, total)
+    try:
+        forecaster.fit(panel.values)
+    finally:
+        forecaster.on_progress = None
+    return StoreModel(
+        model=name,
+        reference_month=reference_month,
+        lookback=LOOKBACK,
+        trained_seconds=time.perf_counter() - start,
+        forecaster=forecaster,
+        first_month=panel.months[0],
+        seed=seed,
+        n_series=len(panel.projects),
+    )
 
 
-def _reference(store: object) -> Month:
-    ref = getattr(store, "reference_month", None)
+def store_reference(store: HistoryStore) -> Month:
+    """The store's reference month, or an error saying how to set one."""
+    ref = store.reference_month
     if ref is None:
         raise ForecastError(
             "the store has no reference month, so there is no future to forecast",
@@ -177,46 +238,55 @@ def _reference(store: object) -> Month:
     return ref
 
 
-def train_store_forecaster(
+def train_store_model(
     db: str,
     model: str | None = None,
     seed: int = 0,
-    progress: Callable[[str], None] = lambda _: None,
-) -> StoreForecaster:
-    """Fit on the history store at ``db``, save it there, and return it."""
+    progress: TrainProgress = _no_progress,
+) -> StoreModel:
+    """Fit on the history store at ``db`` up to its reference month, save it there."""
+    from foretab.forecast.persist import require_persistable
     from foretab.store import open_history
 
-    store = open_history(db)
-    try:
-        ref = _reference(store)
-        progress("reading the history store")
+    require_persistable(model or STORE_DEFAULT_FORECASTER)  # before a long fit, not after
+    with open_history(db) as store:
+        ref = store_reference(store)
+        progress("reading the history store", 0, 0)
         panel = panel_arrays(store.panel(), ref)
-        fitted = fit_store_forecaster(panel, ref, model, seed, progress)
+        fitted = fit_store_model(panel, ref, model, seed, progress)
+        progress("saving the model with the store", 0, 0)
         store.save_artifact(ARTIFACT_NAME, fitted.to_bytes())
-    finally:
-        store.close()
     return fitted
 
 
-def load_store_forecaster(history_store: object, model: str | None = None) -> StoreForecaster:
-    """The forecaster saved with ``history_store`` (a ``HistoryStore``); never retrains.
-
-    ``model`` (if given) must match the stored one.
-    """
-    data = history_store.load_artifact(ARTIFACT_NAME)  # type: ignore[attr-defined]
+def load_store_model(store: HistoryStore, model: str | None = None) -> StoreModel:
+    """The model saved with ``store``; never retrains. ``model`` (if given) must match."""
+    data = store.load_artifact(ARTIFACT_NAME)
     if data is None:
-        raise ForecastError("no forecaster is stored with this store", suggestions=(_TRAIN_HINT,))
-    fitted = StoreForecaster.from_bytes(data)
-    ref = _reference(history_store)
+        legacy = store.load_artifact(LEGACY_ARTIFACT) is not None
+        why = (
+            "the store's model file is invalid: only an old pickle model "
+            f"({LEGACY_ARTIFACT}) is stored, which foretab no longer opens"
+            if legacy
+            else "the store's model file is invalid: no model is stored with this store"
+        )
+        raise ForecastError(why, suggestions=(f"run `{_TRAIN_FIX}` to fit and save one",))
+    try:
+        fitted = StoreModel.from_bytes(data)
+    except ForecastError as exc:
+        raise ForecastError(
+            exc.message, suggestions=(f"run `{_TRAIN_FIX}` to fit and save a new one",)
+        ) from exc
+    ref = store_reference(store)
     if fitted.reference_month != ref:
         raise ForecastError(
-            f"the stored forecaster was trained at {fitted.reference_month.iso}, but the "
+            f"the store's model was trained at {fitted.reference_month.iso}, but the "
             f"store's reference month is {ref.iso}",
-            suggestions=(_TRAIN_HINT,),
+            suggestions=(f"run `{_TRAIN_FIX}` to refit it",),
         )
     if model is not None and fitted.model != model:
         raise ForecastError(
-            f"the stored forecaster is {fitted.model!r}, not {model!r}",
+            f"the store's model is {fitted.model!r}, not {model!r}",
             suggestions=(f"run `foretab train --db DB --model {model}`",),
         )
     return fitted

@@ -87,13 +87,8 @@ def _ingest(
 ) -> IngestSummary:
     started = time.perf_counter()
     location = StoreLocation.parse(db)
+    reference = _reference_in_range(corpus, reference, source)
     history, future = split(corpus, reference)
-    if history.n_rows == 0:
-        first = corpus.frame["month"].min()
-        raise IngestError(
-            f"{source}: no month is at or before the reference month {reference}; the first "
-            f"month in the file is {first}. Choose a later --reference-month."
-        )
     meta = {
         "reference_month": reference.iso if reference else "",
         "source": Path(source).name,
@@ -127,6 +122,20 @@ def _ingest(
         duplicates_dropped=corpus.duplicates_dropped,
         seconds=time.perf_counter() - started,
     )
+
+
+def _reference_in_range(corpus: CleanCorpus, reference: Month | None, source: str) -> Month:
+    """The reference month: the data's last month by default, else one inside its range."""
+    first, last = Month.parse(corpus.frame["month"].min()), Month.parse(corpus.frame["month"].max())
+    if reference is None:
+        return last
+    if not first <= reference <= last:
+        raise IngestError(
+            f"{source}: the reference month {reference.iso} is outside the data's range "
+            f"{first.iso}..{last.iso}. Choose a --reference-month in that range, or omit it "
+            f"for the last month ({last.iso})."
+        )
+    return reference
 
 
 def _swap_duckdb(

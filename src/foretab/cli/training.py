@@ -1,0 +1,37 @@
+"""Fitting the store's model from the CLI (``foretab ingest`` and ``foretab train``)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from foretab.forecast.store import StoreModel, train_store_model
+
+
+def train_with_bar(db: str, model: str | None, seed: int, console: Console) -> StoreModel:
+    """Fit and save the store's model, with a progress bar over the boosting rounds."""
+    with Progress(
+        TextColumn("[bold]train[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("", total=None)
+
+        def progress(stage: str, done: int, total: int) -> None:
+            bar.update(task, description=stage, completed=done, total=total or None)
+
+        return train_store_model(db, model, seed, progress)
+
+
+def trained_line(fitted: StoreModel) -> str:
+    """One line saying what was fitted, on what, how fast."""
+    months = f"{(fitted.reference_month + 1).iso}..{(fitted.reference_month + 12).iso}"
+    return (
+        f"trained {fitted.model} at {fitted.reference_month.iso} on {fitted.n_series} "
+        f"projects in {fitted.trained_seconds:.1f} s; saved with the store, it forecasts "
+        f"{months} from each question's last {fitted.lookback} months"
+    )

@@ -1,0 +1,202 @@
+"""Data-only model files: a zip of a JSON manifest and LightGBM's own text models.
+
+Opening a store from someone else must run no code from it (DESIGN §1), so nothing here
+unpickles: the manifest is validated by a pydantic model with ``extra="forbid"``, numeric
+state (residual quantiles, drift) is plain JSON, and boosters are parsed by LightGBM from
+its text format. Any other content is an invalid model file.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from foretab.errors import ForecastError
+from foretab.forecast.base import MAX_HORIZON, Forecaster
+
+FORMAT = "foretab-store-model"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+#: A fitted default model is a few MB; anything far larger is not one of ours.
+MAX_MEMBER_BYTES = 256 * 1024 * 1024
+#: Models whose fitted state has a data-only encoding below. The torch models
+#: (timesnet, timexer) have none yet, so they cannot be a store's model.
+PERSISTABLE = ("naive", "drift", "autoets", "autotheta", "lgbm", "lgbm_nocal")
+_MONTH = r"^\d{4}-\d{2}$"
+
+HyperValue = bool | int | float | str
+
+
+class Manifest(BaseModel):
+    """``manifest.json``: what the model is, when it was fitted, and its numeric state."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: Literal["foretab-store-model"]
+    format_version: Literal[1]
+    model: str
+    reference_month: str = Field(pattern=_MONTH)
+    #: the training panel's first month: LightGBM's calendar feature counts from it
+    first_month: str = Field(pattern=_MONTH)
+    lookback: int = Field(ge=1, le=1200)
+    trained_seconds: float = Field(ge=0)
+    seed: int
+    n_series: int = Field(ge=0)
+    hyper_parameters: dict[str, HyperValue] = Field(default_factory=dict)
+    #: per-horizon quantiles (101-point grid) of log residuals: ``[12][101]``
+    residual_quantiles: list[list[float]] | None = None
+    #: per-horizon drift of the drift model: ``[12]``
+    drift: list[float] | None = None
+    #: archive members holding LightGBM text models, one per ensemble member
+    boosters: list[str] = Field(default_factory=list)
+
+
+class InvalidModelFile(ForecastError):
+    """The stored model file is missing, corrupt, foreign or of another format."""
+
+
+def write_archive(manifest: Manifest, boosters: list[str]) -> bytes:
+    """The zip bytes of ``manifest`` and its booster texts (in ``manifest.boosters`` order)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        zf.writestr(MANIFEST, manifest.model_dump_json(indent=1))
+        for member, text in zip(manifest.boosters, boosters, strict=True):
+            zf.writestr(member, text)
+    return buf.getvalue()
+
+
+def read_archive(data: bytes, why: str) -> tuple[Manifest, list[str]]:
+    """Parse and validate an archive; ``why`` is prefixed to error messages."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            manifest = Manifest.model_validate_json(_member(zf, MANIFEST))
+            boosters = [_member(zf, name).decode("utf-8") for name in manifest.boosters]
+    except (zipfile.BadZipFile, ValidationError, UnicodeDecodeError, KeyError, OSError) as exc:
+        raise InvalidModelFile(f"{why}: {_short(exc)}") from exc
+    except (ValueError, EOFError) as exc:  # truncated or corrupt deflate streams
+        raise InvalidModelFile(f"{why}: {_short(exc)}") from exc
+    return manifest, boosters
+
+
+def _member(zf: zipfile.ZipFile, name: str) -> bytes:
+    info = zf.getinfo(name)  # KeyError when absent
+    if info.file_size > MAX_MEMBER_BYTES:
+        raise ValueError(f"member {name!r} is {info.file_size} bytes, more than a model holds")
+    return zf.read(info)
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def require_persistable(name: str) -> None:
+    """Refuse, before any fitting, a model that cannot be saved as data only."""
+    if name in PERSISTABLE:
+        return
+    why = (
+        "its fitted weights have no data-only file format in foretab (store models are "
+        "never pickled)"
+        if name in ("timesnet", "timexer")
+        else "it is not a forecaster foretab knows"
+    )
+    raise ForecastError(
+        f"model {name!r} cannot be a store model: {why}",
+        suggestions=tuple(f"--model {n}" for n in PERSISTABLE),
+    )
+
+
+def forecaster_state(name: str, forecaster: Forecaster) -> tuple[dict[str, object], list[str]]:
+    """Manifest fields and booster texts for a fitted ``forecaster`` registered as ``name``."""
+    require_persistable(name)
+    if name in ("lgbm", "lgbm_nocal"):
+        from foretab.forecast.gbm import LightGBMForecaster
+
+        assert isinstance(forecaster, LightGBMForecaster)
+        texts = [b.model_to_string() for b in forecaster.boosters]
+        fields: dict[str, object] = {
+            "hyper_parameters": {
+                "lookback": forecaster.lookback,
+                "calendar": forecaster.calendar,
+                "num_threads": int(forecaster.params["num_threads"]),
+            },
+            "residual_quantiles": forecaster.residual_quantiles.tolist(),
+            "boosters": [f"booster_{k}.txt" for k in range(len(texts))],
+        }
+        return fields, texts
+    if name == "drift":
+        from foretab.forecast.baselines import DriftForecaster
+
+        assert isinstance(forecaster, DriftForecaster)
+        return {
+            "hyper_parameters": {"lookback": forecaster.lookback},
+            "drift": forecaster.drift.tolist(),
+        }, []
+    return {}, []  # naive, autoets, autotheta: no fitted state
+
+
+def restore_forecaster(manifest: Manifest, boosters: list[str], why: str) -> Forecaster:
+    """The fitted forecaster described by a validated manifest."""
+    name = manifest.model
+    hp = manifest.hyper_parameters
+    if name not in PERSISTABLE:
+        raise InvalidModelFile(f"{why}: unknown model {name!r}")
+    try:
+        if name in ("lgbm", "lgbm_nocal"):
+            return _restore_lgbm(manifest, boosters, hp)
+        if name == "drift":
+            from foretab.forecast.baselines import DriftForecaster
+
+            drift = _array(manifest.drift, (MAX_HORIZON,), "drift")
+            forecaster = DriftForecaster(manifest.seed, lookback=_int(hp, "lookback"))
+            forecaster.drift = drift
+            return forecaster
+    except (ValueError, TypeError, KeyError) as exc:
+        raise InvalidModelFile(f"{why}: {_short(exc)}") from exc
+    from foretab.forecast.registry import get_forecaster
+
+    return get_forecaster(name, manifest.seed)
+
+
+def _restore_lgbm(manifest: Manifest, boosters: list[str], hp: dict[str, HyperValue]) -> Forecaster:
+    import lightgbm as lgb
+
+    from foretab.forecast.gbm import LightGBMForecaster
+
+    if not boosters:
+        raise ValueError("a LightGBM model needs at least one booster")
+    calendar = hp["calendar"]
+    if not isinstance(calendar, bool):
+        raise TypeError("hyper-parameter 'calendar' must be true or false")
+    forecaster = LightGBMForecaster(
+        manifest.seed,
+        lookback=_int(hp, "lookback"),
+        calendar=calendar,
+        n_jobs=_int(hp, "num_threads"),
+    )
+    residuals = _array(manifest.residual_quantiles, (MAX_HORIZON, 101), "residual_quantiles")
+    try:
+        parsed = [lgb.Booster(model_str=text) for text in boosters]
+    except lgb.basic.LightGBMError as exc:
+        raise ValueError(f"a booster is not a LightGBM text model ({_short(exc)})") from exc
+    return forecaster.restore(parsed, residuals)
+
+
+def _int(hp: dict[str, HyperValue], key: str) -> int:
+    value = hp[key]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise TypeError(f"hyper-parameter {key!r} must be a positive integer, got {value!r}")
+    return value
+
+
+def _array(values: object, shape: tuple[int, ...], name: str) -> np.ndarray:
+    if values is None:
+        raise ValueError(f"{name} is missing")
+    arr = np.asarray(values, dtype=float)
+    if arr.shape != shape or not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite numbers of shape {shape}, got {arr.shape}")
+    return arr
