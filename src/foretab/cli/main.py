@@ -39,6 +39,7 @@ def _register() -> None:
         bench_qa,
         demo,
         query,
+        serve,
         store_cmds,
         tableqa,
     )

@@ -1,0 +1,117 @@
+"""``foretab serve``: the HTTP API and web page over one store."""
+
+from __future__ import annotations
+
+import ipaddress
+import sys
+from typing import Annotated
+
+import typer
+
+from foretab.cli.common import DbOption, exit_on_error
+from foretab.cli.main import app
+from foretab.errors import ForetabError
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and localhost: addresses other machines cannot reach."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@app.command()
+@exit_on_error
+def serve(
+    db: DbOption,
+    host: Annotated[
+        str,
+        typer.Option(help="Address to bind. Anything but loopback needs --token."),
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="TCP port.")] = 8000,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="FORETAB_TOKEN",
+            help="Bearer token required on /api/* (or set FORETAB_TOKEN, which keeps it out "
+            "of the process list).",
+            show_default=False,
+        ),
+    ] = None,
+    future: Annotated[
+        str,
+        typer.Option(
+            help="Default source of future values: model, oracle (evaluation only) or none; "
+            "a request may pick another."
+        ),
+    ] = "model",
+    engines: Annotated[
+        int,
+        typer.Option(min=1, max=32, help="Questions answered at once (one engine each)."),
+    ] = 4,
+    cors_origin: Annotated[
+        list[str] | None,
+        typer.Option(help="Allow browser calls from this origin (repeatable). Default: no CORS."),
+    ] = None,
+) -> None:
+    """Serve the JSON API and the web page (/) for the store DB.
+
+    Endpoints: /api/ask, /api/tables, /api/projects, /api/sql, /api/health; the schema is
+    at /api/openapi.json.
+
+    Binds loopback by default; binding any other address requires a token, which clients
+    send as 'Authorization: Bearer TOKEN'. Stop with Ctrl-C.
+    """
+    import uvicorn
+
+    from foretab.web import AppSettings, EnginePool, create_app, engine_factory
+    from foretab.web.gate import LOOPBACK_HOSTS
+
+    if future not in ("model", "oracle", "none"):
+        raise typer.BadParameter("use model, oracle or none", param_hint="--future")
+    if token is not None and len(token) < 16:
+        raise ForetabError(
+            "the --token is too short to protect anything; use at least 16 characters "
+            '(e.g. `python -c "import secrets; print(secrets.token_urlsafe())"`)'
+        )
+    loopback = is_loopback(host)
+    if not loopback and token is None:
+        raise ForetabError(
+            f"binding to {host} would expose the API beyond this machine without a token; "
+            "pass --token (or FORETAB_TOKEN), or keep the default --host 127.0.0.1"
+        )
+    pool = EnginePool(engine_factory(db), size=engines, default=future)  # type: ignore[arg-type]
+    try:
+        problem = pool.future_problem()
+        if problem is not None:
+            print(
+                f"warning: questions about the future will be refused: {problem.message} "
+                f"({'; '.join(problem.suggestions) or 'or start with --future none'})",
+                file=sys.stderr,
+            )
+        settings = AppSettings(
+            token=token,
+            allowed_hosts=(*LOOPBACK_HOSTS, host) if loopback else ("*",),
+            cors_origins=tuple(cors_origin or ()),
+        )
+        shown = f"[{host}]" if ":" in host else host
+        print(
+            f"foretab serve: http://{shown}:{port}/ — {pool.store_name}, "
+            f"{len(pool.projects)} projects, now = {pool.reference.iso}, future = {future}",
+            file=sys.stderr,
+        )
+        uvicorn.run(
+            create_app(pool, settings),
+            host=host,
+            port=port,
+            log_level="warning",
+            server_header=False,
+            # Beyond this many open connections uvicorn answers 503 instead of queueing.
+            limit_concurrency=max(64, engines * 16),
+            timeout_graceful_shutdown=5,
+        )
+    finally:
+        pool.close()

@@ -1,0 +1,261 @@
+"""The ASGI app: a thin JSON layer over ``Engine`` and the SQL guard, plus the web page.
+
+Every endpoint is a pydantic model in and out (``foretab.web.models``); work that touches
+the store runs in a worker thread on an engine checked out of the ``EnginePool``, so the
+event loop never blocks and no connection is shared. Errors are the CLI's error object.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from importlib import resources
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+import foretab
+from foretab.core.schema import AnswerDoc, ErrorDoc, dumps
+from foretab.engine import Engine
+from foretab.errors import ForetabError
+from foretab.sql.jsonable import json_value
+from foretab.web.errors import (
+    BadRequestError,
+    HttpError,
+    InternalError,
+    MethodNotAllowedError,
+    NotFoundError,
+    RequestTooLargeError,
+    error_json,
+    status_for,
+)
+from foretab.web.examples import example_questions
+from foretab.web.gate import LOOPBACK_HOSTS, Gate, GateSettings
+from foretab.web.models import (
+    AskRequest,
+    HealthDoc,
+    ProjectDoc,
+    ProjectsDoc,
+    SqlRequest,
+    SqlResultDoc,
+    TableDoc,
+    TablesDoc,
+)
+from foretab.web.pool import EnginePool
+from foretab.web.search import search_projects
+
+log = logging.getLogger("foretab.web")
+
+#: Default request body limit: a question or a query is a few hundred bytes.
+MAX_BODY_BYTES = 64 * 1024
+
+_ERRORS: dict[int | str, dict[str, object]] = {
+    code: {"model": ErrorDoc, "description": text}
+    for code, text in (
+        (400, "refused by the SQL guard, or the query failed"),
+        (401, "missing or wrong bearer token"),
+        (413, "request body too large"),
+        (422, "the question or request cannot be answered as asked"),
+    )
+}
+
+
+@dataclass(frozen=True, slots=True)
+class AppSettings:
+    """How the app is exposed; ``cors_origins`` empty means no CORS headers at all."""
+
+    token: str | None = None
+    allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS
+    max_body_bytes: int = MAX_BODY_BYTES
+    cors_origins: tuple[str, ...] = ()
+
+
+def create_app(pool: EnginePool, settings: AppSettings | None = None) -> FastAPI:
+    """The app serving ``pool``'s store; the caller owns (and closes) the pool."""
+    settings = settings or AppSettings()
+    app = FastAPI(
+        title="foretab",
+        version=foretab.__version__,
+        summary="Questions about past and future prices over a foretab store.",
+        docs_url=None,  # the interactive docs load scripts from a CDN; the schema is enough
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+    )
+    _add_error_handlers(app)
+    _add_api(app, pool)
+    _add_page(app)
+    if settings.cors_origins:
+        from fastapi.middleware.cors import CORSMiddleware
+
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=["authorization", "content-type"],
+        )
+    app.add_middleware(
+        Gate,
+        settings=GateSettings(settings.token, settings.allowed_hosts, settings.max_body_bytes),
+    )
+    return app
+
+
+def _json(doc_text: str, status: int = 200) -> Response:
+    return Response(doc_text, status_code=status, media_type="application/json")
+
+
+def _error_response(error: ForetabError) -> Response:
+    return _json(error_json(error), status_for(error))
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ForetabError)
+    async def foretab_error(_request: Request, exc: ForetabError) -> Response:
+        return _error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(_request: Request, exc: RequestValidationError) -> Response:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err.get("loc", ()) if p not in ("body", "query"))
+            problems.append(f"{where or 'body'}: {err.get('msg', 'invalid')}")
+        return _error_response(
+            BadRequestError(
+                "the request is not valid: " + "; ".join(problems),
+                suggestions=("see the request schemas in /api/openapi.json",),
+            )
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        error: HttpError
+        if exc.status_code == 404:
+            error = NotFoundError(
+                f"no endpoint {request.url.path}; the API is described at /api/openapi.json"
+            )
+        elif exc.status_code == 405:
+            error = MethodNotAllowedError(
+                f"{request.method} is not allowed on {request.url.path}; see /api/openapi.json"
+            )
+        elif exc.status_code == 413:
+            error = RequestTooLargeError(str(exc.detail))
+        else:
+            error = HttpError(str(exc.detail))
+            error.status = exc.status_code
+        return _error_response(error)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return _error_response(
+            InternalError(
+                f"unexpected {type(exc).__name__} while answering {request.url.path}; the "
+                "server log (the terminal running `foretab serve`) has the details"
+            )
+        )
+
+
+def _add_api(app: FastAPI, pool: EnginePool) -> None:
+    examples_list = tuple(pool.examples(example_questions))
+
+    @app.get("/api/health", response_model=HealthDoc, tags=["store"])
+    async def health() -> HealthDoc:
+        """The store being served, its reference month ('now') and its size."""
+        return HealthDoc(
+            version=foretab.__version__,
+            store=pool.store_name,
+            reference_month=pool.reference.iso,
+            tables=len(pool.catalog),
+            projects=len(pool.projects),
+            future=pool.default,
+        )
+
+    @app.get("/api/tables", response_model=TablesDoc, tags=["store"])
+    async def tables(
+        city: str | None = Query(None, max_length=100),
+        district: str | None = Query(None, max_length=100),
+    ) -> TablesDoc:
+        """The history catalog (as `foretab tables --json`), optionally for one city/district."""
+        return TablesDoc(
+            tables=[
+                TableDoc(
+                    name=e.table_name,
+                    caption=e.caption,
+                    city=e.city,
+                    district=e.district,
+                    year=e.year,
+                    rows=e.rows,
+                )
+                for e in pool.catalog
+                if (city is None or e.city.lower() == city.strip().lower())
+                and (district is None or e.district.lower() == district.strip().lower())
+            ]
+        )
+
+    @app.get("/api/projects", response_model=ProjectsDoc, tags=["store"])
+    async def projects(
+        q: str = Query("", max_length=200, description="words of the name, any language"),
+        city: str | None = Query(None, max_length=100),
+        district: str | None = Query(None, max_length=100),
+        limit: int = Query(50, ge=1, le=500),
+    ) -> ProjectsDoc:
+        """Projects whose name, district or city (English or Chinese) contain every word of q."""
+        found = search_projects(pool.projects, q, city=city, district=district)
+        return ProjectsDoc(
+            projects=[
+                ProjectDoc(
+                    city=p.city,
+                    district=p.district,
+                    project=p.project,
+                    first_month=p.first_month.iso,
+                    last_month=p.last_month.iso,
+                    months=p.n_months,
+                    aliases=list(p.aliases),
+                )
+                for p in found[:limit]
+            ],
+            total=len(found),
+        )
+
+    @app.get("/api/examples", response_model=list[str], tags=["questions"])
+    async def examples() -> list[str]:
+        """Example questions about projects of this store (one per kind of question)."""
+        return list(examples_list)
+
+    @app.post("/api/ask", response_model=AnswerDoc, responses=_ERRORS, tags=["questions"])
+    async def ask(request: AskRequest) -> Response:
+        """Answer a question: the same object as `foretab ask --json`."""
+
+        def answer(engine: Engine) -> str:
+            return dumps(engine.ask(request.question).to_doc())
+
+        return _json(await pool.run(request.future, answer))
+
+    @app.post("/api/sql", response_model=SqlResultDoc, responses=_ERRORS, tags=["store"])
+    async def sql(request: SqlRequest) -> SqlResultDoc:
+        """One read-only SELECT through the SQL guard (as `foretab sql --json`)."""
+        result = await pool.run(None, lambda e: e.guard.execute(request.sql, request.params))
+        return SqlResultDoc(
+            columns=list(result.columns),
+            rows=[[json_value(v) for v in row] for row in result.rows],
+            truncated=result.truncated,
+            sql=result.sql,
+            ms=round(result.elapsed_s * 1000, 3),
+        )
+
+
+def _add_page(app: FastAPI) -> None:
+    static = resources.files("foretab.web") / "static"
+    index = (static / "index.html").read_bytes()
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> Response:
+        return Response(index, media_type="text/html; charset=utf-8")
+
+    app.mount("/static", StaticFiles(packages=[("foretab.web", "static")]), name="static")
+
+
+__all__ = ["AppSettings", "create_app"]

@@ -1,0 +1,99 @@
+"""Errors of the HTTP layer, and the HTTP status every ``ForetabError`` maps to.
+
+The body is always the CLI's error object (``ErrorDoc``: ``{"error": {type, message,
+suggestions}}``), so a client handles ``foretab ask --json`` and ``POST /api/ask`` alike.
+"""
+
+from __future__ import annotations
+
+import json
+
+from foretab.core.schema import ErrorBody, ErrorDoc
+from foretab.errors import (
+    ForecastError,
+    ForetabError,
+    GuardError,
+    QueryError,
+    QuestionError,
+    StoreError,
+)
+
+
+class HttpError(ForetabError):
+    """A request the server refuses before any engine sees it; ``status`` is its code."""
+
+    status = 400
+
+
+class BadRequestError(HttpError):
+    """The request body or query string is malformed."""
+
+    status = 422
+
+
+class UnauthorizedError(HttpError):
+    """No or a wrong bearer token."""
+
+    status = 401
+
+
+class NotFoundError(HttpError):
+    """No such endpoint."""
+
+    status = 404
+
+
+class MethodNotAllowedError(HttpError):
+    """The endpoint exists but not for this HTTP method."""
+
+    status = 405
+
+
+class RequestTooLargeError(HttpError):
+    """The request body is over the server's limit."""
+
+    status = 413
+
+
+class HostNotAllowedError(HttpError):
+    """The ``Host`` header names a host this server does not answer for (DNS rebinding)."""
+
+    status = 421
+
+
+class InternalError(HttpError):
+    """An unexpected failure; the message says where to look, never a traceback."""
+
+    status = 500
+
+
+def status_for(error: ForetabError) -> int:
+    """The HTTP status for an error: 4xx for anything the client can fix."""
+    if isinstance(error, HttpError):
+        return error.status
+    if isinstance(error, GuardError | QueryError):
+        return 400
+    if isinstance(error, QuestionError | ForecastError):
+        return 422
+    if isinstance(error, StoreError):
+        return 503
+    return 400
+
+
+def error_doc(error: ForetabError) -> ErrorDoc:
+    """The JSON body for ``error``: the same object ``--json`` prints."""
+    data = error.to_dict()
+    return ErrorDoc(
+        error=ErrorBody(
+            type=str(data["type"]),
+            message=str(data["message"]),
+            suggestions=[str(s) for s in data.get("suggestions", [])],  # type: ignore[union-attr]
+            rule=str(data["rule"]) if data.get("rule") is not None else None,
+        )
+    )
+
+
+def error_json(error: ForetabError) -> str:
+    """``error_doc`` as the CLI prints it: ``rule`` only where there is one."""
+    data = error_doc(error).model_dump(mode="json", exclude_none=True)
+    return json.dumps(data, ensure_ascii=False, allow_nan=False)

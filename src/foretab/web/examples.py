@@ -1,0 +1,55 @@
+"""Example questions for the page, about projects of the store being served.
+
+Each candidate is planned by the engine's own planner at start-up and kept only if it
+plans, so the page never offers an example the engine refuses (a kind of question the
+rules cannot plan yet simply does not appear).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from foretab.core.catalog import ProjectEntry
+from foretab.errors import ForetabError
+from foretab.months import Month
+
+
+def candidate_questions(projects: Sequence[ProjectEntry], reference: Month) -> list[str]:
+    """One question per kind: forecast, monthly forecast, comparison, scope, history, Chinese."""
+    recent = [p for p in projects if p.last_month == reference and p.n_months >= 12]
+    groups: dict[tuple[str, str], list[ProjectEntry]] = {}
+    for p in recent:
+        groups.setdefault((p.city, p.district), []).append(p)
+    if not groups:
+        return []
+    (city, district), group = max(groups.items(), key=lambda kv: (len(kv[1]), kv[0]))
+    a, b = (group + group)[:2]
+    place = f"{district}, {city}"
+    questions = [
+        f"What will the monthly prices of {a.project} in {place} be in the next six months?",
+        f"Which of {a.project} or {b.project} in {place} will see a bigger price increase next year?",
+        f"What will the price of {b.project} in {place} be next month?",
+        f"Which project in {place} will be the most expensive next month?",
+        f"What was the highest price of {a.project} in {place} in {reference.year}?",
+    ]
+    chinese = next((p for p in recent if p.aliases and p.district_aliases and p.city_aliases), None)
+    if chinese is not None:
+        questions.append(
+            f"What will the price of {chinese.aliases[0]} in {chinese.district_aliases[0]}, "
+            f"{chinese.city_aliases[0]} be in the first quarter of next year?"
+        )
+    return questions
+
+
+def example_questions(
+    projects: Sequence[ProjectEntry], reference: Month, plans: Callable[[str], object]
+) -> list[str]:
+    """The candidates that ``plans`` (the engine's planner) accepts."""
+    kept = []
+    for question in candidate_questions(projects, reference):
+        try:
+            plans(question)
+        except ForetabError:
+            continue
+        kept.append(question)
+    return kept

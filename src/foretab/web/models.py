@@ -1,0 +1,107 @@
+"""Request and response bodies of the HTTP API (pydantic, ``extra="forbid"``).
+
+Answers and errors reuse the published documents of ``foretab.core.schema`` (``AnswerDoc``,
+``ErrorDoc``): ``POST /api/ask`` returns exactly what ``foretab ask --json`` prints.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, JsonValue
+
+from foretab.core.schema import Doc
+
+#: Longest question accepted: real questions are one sentence; this bounds parse work.
+MAX_QUESTION_CHARS = 500
+#: Longest SQL text accepted by ``POST /api/sql``.
+MAX_SQL_CHARS = 10_000
+
+FutureName = Literal["model", "oracle", "none"]
+EngineName = Literal["rules"]
+
+
+class AskRequest(Doc):
+    """A question for ``POST /api/ask``."""
+
+    question: str = Field(
+        min_length=1,
+        max_length=MAX_QUESTION_CHARS,
+        examples=[
+            "What will the average price of Bund Garden in Huangpu District, Shanghai be next month?"
+        ],
+    )
+    engine: EngineName = Field(
+        "rules", description="question engine; 'rules' (no LLM) is the one served"
+    )
+    future: FutureName | None = Field(
+        None,
+        description="where future values come from: 'model' (the store's trained forecaster), "
+        "'oracle' (the future store; evaluation only) or 'none' (last observed value); "
+        "default: the server's --future",
+    )
+
+
+class SqlRequest(Doc):
+    """One read-only SELECT for ``POST /api/sql``; ``?`` placeholders bind ``params``."""
+
+    sql: str = Field(min_length=1, max_length=MAX_SQL_CHARS)
+    params: list[str | int | float] = Field(default_factory=list, max_length=1000)
+
+
+class SqlResultDoc(Doc):
+    """Rows of a guarded query; ``truncated`` says the row cap was hit."""
+
+    columns: list[str]
+    rows: list[list[JsonValue]]
+    truncated: bool
+    sql: str = Field(description="the statement that ran (checked and capped by the guard)")
+    ms: float
+
+
+class TableDoc(Doc):
+    """One history table of the catalog (as ``foretab tables --json``)."""
+
+    name: str
+    caption: str
+    city: str
+    district: str
+    year: int
+    rows: int
+
+
+class TablesDoc(Doc):
+    """The history catalog."""
+
+    tables: list[TableDoc]
+
+
+class ProjectDoc(Doc):
+    """One project the engine can answer about."""
+
+    city: str
+    district: str
+    project: str
+    first_month: str = Field(description="YYYY-MM")
+    last_month: str = Field(description="YYYY-MM")
+    months: int
+    aliases: list[str] = Field(description="other names (e.g. the Chinese name)")
+
+
+class ProjectsDoc(Doc):
+    """Projects matching a search, in catalog order; ``total`` counts all matches."""
+
+    projects: list[ProjectDoc]
+    total: int
+
+
+class HealthDoc(Doc):
+    """``GET /api/health``: the store served and its reference month."""
+
+    status: Literal["ok"] = "ok"
+    version: str
+    store: str
+    reference_month: str | None
+    tables: int
+    projects: int
+    future: FutureName

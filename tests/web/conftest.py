@@ -1,0 +1,60 @@
+"""A small store (the mini fixture corpus) and the app over it, in-process."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from foretab.engine import Engine
+from foretab.months import Month
+from foretab.web import AppSettings, EnginePool, create_app
+from foretab.web.gate import LOOPBACK_HOSTS
+from foretab.web.pool import EngineFactory
+from tests.web.banded import BandedPersistence
+
+MINI_CSV = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "mini.csv"
+TEST_HOSTS = (*LOOPBACK_HOSTS, "testserver")
+
+
+@pytest.fixture(scope="session")
+def web_db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    import inspect
+
+    from foretab.store.ingest import ingest_path
+
+    db = str(tmp_path_factory.mktemp("web") / "mini.duckdb")
+    kwargs = {"train": False} if "train" in inspect.signature(ingest_path).parameters else {}
+    ingest_path(MINI_CSV, db, Month(2021, 12), **kwargs)
+    return db
+
+
+def banded_factory(db: str) -> EngineFactory:
+    """Engines whose 'model' future source gives intervals (no training needed)."""
+
+    def build(mode: str, warm: Engine | None) -> Engine:
+        shared = {} if warm is None else {"planner": warm.planner, "retriever": warm.retriever}
+        source = BandedPersistence() if mode == "model" else None
+        return Engine(db, future=mode, future_source=source, **shared)  # type: ignore[arg-type]
+
+    return build
+
+
+@pytest.fixture
+def pool(web_db: str) -> Iterator[EnginePool]:
+    pool = EnginePool(banded_factory(web_db), size=3, default="oracle")
+    yield pool
+    pool.close()
+
+
+def client_for(pool: EnginePool, **settings: object) -> TestClient:
+    options = {"allowed_hosts": TEST_HOSTS, **settings}
+    return TestClient(create_app(pool, AppSettings(**options)))  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def client(pool: EnginePool) -> Iterator[TestClient]:
+    with client_for(pool) as c:
+        yield c

@@ -1,0 +1,190 @@
+"""The HTTP API in-process: endpoints, the answer object, errors, limits, token, hosts."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from foretab.cli.main import _register, app
+from tests.web.conftest import client_for
+
+FORECAST = "What will the price of Bund Garden in Huangpu District, Shanghai be next month?"
+UNKNOWN = "What will the price of Crystal Palace in Huangpu District, Shanghai be next month?"
+
+
+def _without_timings(doc: dict) -> dict:
+    doc = dict(doc)
+    doc.pop("timings")
+    doc["steps"] = [{k: v for k, v in s.items() if k != "ms"} for s in doc["steps"]]
+    return doc
+
+
+def _cli_json(*args: str) -> tuple[int, dict]:
+    _register()
+    result = CliRunner().invoke(app, [*args, "--json"])
+    return result.exit_code, json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_ask_returns_the_cli_answer_object(client, web_db) -> None:
+    response = client.post("/api/ask", json={"question": FORECAST})
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/json")
+    doc = response.json()
+    code, cli = _cli_json("ask", FORECAST, "--db", web_db, "--future", "oracle")
+    assert code == 0
+    assert _without_timings(doc) == _without_timings(cli)
+    assert doc["answer"] == [[59947.94]]
+    assert doc["future_source"] == "oracle"
+
+
+def test_ask_future_mode_per_request(client) -> None:
+    doc = client.post("/api/ask", json={"question": FORECAST, "future": "model"}).json()
+    assert doc["future_source"] == "banded-persistence"
+    value = doc["forecast"][0]["values"][0]
+    assert value["lo"] < value["value"] < value["hi"]
+    assert doc["interval_level"] == 0.8
+    none = client.post("/api/ask", json={"question": FORECAST, "future": "none"}).json()
+    assert none["answer"] == [[59365.31]]  # December 2021 carried forward
+
+
+def test_chinese_question_round_trips(client) -> None:
+    question = "What will the price of 外滩花园 in 黄浦区, 上海市 be next month?"
+    response = client.post("/api/ask", json={"question": question})
+    assert response.status_code == 200, response.text
+    doc = response.json()
+    assert doc["question"] == question
+    assert doc["plan"]["projects"][0]["project"] == "Bund Garden"
+
+
+def test_question_errors_are_the_cli_error_object(client, web_db) -> None:
+    response = client.post("/api/ask", json={"question": UNKNOWN})
+    assert response.status_code == 422
+    code, cli = _cli_json("ask", UNKNOWN, "--db", web_db, "--future", "oracle")
+    assert code == 2
+    assert response.json() == cli
+    error = response.json()["error"]
+    assert error["type"] == "UnknownEntityError"
+    assert "Crystal Palace" in error["message"] and error["suggestions"]
+
+
+def test_request_validation(client) -> None:
+    too_long = client.post("/api/ask", json={"question": "x" * 501})
+    assert too_long.status_code == 422
+    assert too_long.json()["error"]["type"] == "BadRequestError"
+    assert "question" in too_long.json()["error"]["message"]
+    extra = client.post("/api/ask", json={"question": FORECAST, "engine": "vanilla"})
+    assert extra.status_code == 422 and "engine" in extra.json()["error"]["message"]
+    unknown_field = client.post("/api/ask", json={"question": FORECAST, "sql": "x"})
+    assert unknown_field.status_code == 422
+    not_json = client.post("/api/ask", content=b"{", headers={"content-type": "application/json"})
+    assert not_json.status_code == 422 and "error" in not_json.json()
+
+
+def test_body_size_limit(pool) -> None:
+    with client_for(pool, max_body_bytes=1000) as small:
+        body = json.dumps({"question": "a" * 2000}).encode()
+        declared = small.post(
+            "/api/ask", content=body, headers={"content-type": "application/json"}
+        )
+        assert declared.status_code == 413
+        assert declared.json()["error"]["type"] == "RequestTooLargeError"
+
+        def chunks():  # no Content-Length: the body is counted as it arrives
+            yield body[:500]
+            yield body[500:]
+
+        chunked = small.post(
+            "/api/ask", content=chunks(), headers={"content-type": "application/json"}
+        )
+        assert chunked.status_code == 413
+        assert chunked.json()["error"]["type"] == "RequestTooLargeError"
+
+
+def test_sql_goes_through_the_guard(client) -> None:
+    ok = client.post(
+        "/api/sql",
+        json={
+            "sql": "SELECT year, count(*) AS n FROM foretab_catalog WHERE city = ? GROUP BY year ORDER BY year",
+            "params": ["Shanghai"],
+        },
+    )
+    assert ok.status_code == 200, ok.text
+    body = ok.json()
+    assert body["columns"] == ["year", "n"] and body["rows"] == [[2019, 2], [2020, 2], [2021, 2]]
+    assert "LIMIT" in body["sql"] and body["truncated"] is False
+    refused = client.post("/api/sql", json={"sql": "DROP TABLE foretab_catalog"})
+    assert refused.status_code == 400
+    assert refused.json()["error"]["type"] == "GuardError"
+    assert refused.json()["error"]["rule"] == "read-only"
+    file_read = client.post("/api/sql", json={"sql": "SELECT * FROM read_csv('/etc/passwd')"})
+    assert file_read.status_code == 400 and file_read.json()["error"]["type"] == "GuardError"
+
+
+def test_tables_projects_health_examples(client) -> None:
+    tables = client.get("/api/tables", params={"city": "shanghai"}).json()["tables"]
+    assert len(tables) == 6 and {t["city"] for t in tables} == {"Shanghai"}
+    assert tables[0]["name"].startswith("project_price_table_")
+    found = client.get("/api/projects", params={"q": "外滩"}).json()
+    assert found["total"] == 1 and found["projects"][0]["project"] == "Bund Garden"
+    poly = client.get("/api/projects", params={"q": "poly garden"}).json()
+    assert {p["city"] for p in poly["projects"]} == {"Shanghai", "Guangzhou"}
+    limited = client.get("/api/projects", params={"limit": 5}).json()
+    assert len(limited["projects"]) == 5 and limited["total"] == 36
+    health = client.get("/api/health").json()
+    assert health["reference_month"] == "2021-12" and health["projects"] == 36
+    examples = client.get("/api/examples").json()
+    assert len(examples) >= 3
+    for question in examples:  # every example the page offers is answered
+        assert client.post("/api/ask", json={"question": question}).status_code == 200, question
+
+
+def test_openapi_schema_and_unknown_routes(client) -> None:
+    schema = client.get("/api/openapi.json").json()
+    assert {"/api/ask", "/api/sql", "/api/tables", "/api/projects", "/api/health"} <= set(
+        schema["paths"]
+    )
+    assert "AnswerDoc" in schema["components"]["schemas"]
+    assert client.get("/docs").status_code == 404  # the interactive docs would need a CDN
+    missing = client.get("/api/nothing")
+    assert missing.status_code == 404 and missing.json()["error"]["type"] == "NotFoundError"
+    wrong = client.get("/api/ask")
+    assert wrong.status_code == 405 and wrong.json()["error"]["type"] == "MethodNotAllowedError"
+
+
+def test_page_and_static_assets(client) -> None:
+    page = client.get("/")
+    assert page.status_code == 200 and 'id="question"' in page.text
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    for asset in ("app.js", "plot.js", "style.css"):
+        assert client.get(f"/static/{asset}").status_code == 200
+    assert "http" not in page.text.replace("http-equiv", "")  # nothing loaded from elsewhere
+
+
+def test_token_is_required_when_set(pool) -> None:
+    token = "s3cret-token-0123456789"
+    with client_for(pool, token=token) as guarded:
+        assert guarded.get("/api/health").status_code == 401
+        assert guarded.get("/api/health").json()["error"]["type"] == "UnauthorizedError"
+        wrong = {"Authorization": "Bearer nope"}
+        assert guarded.get("/api/health", headers=wrong).status_code == 401
+        right = {"Authorization": f"Bearer {token}"}
+        assert guarded.get("/api/health", headers=right).status_code == 200
+        assert (
+            guarded.post("/api/ask", json={"question": FORECAST}, headers=right).status_code == 200
+        )
+        assert guarded.get("/").status_code == 200  # the page itself holds no data
+
+
+def test_foreign_host_header_is_refused(client) -> None:
+    response = client.get("/api/health", headers={"host": "attacker.example:8000"})
+    assert response.status_code == 421
+    assert response.json()["error"]["type"] == "HostNotAllowedError"
+
+
+def test_no_cors_unless_asked(pool, client) -> None:
+    origin = {"Origin": "http://elsewhere.test"}
+    assert "access-control-allow-origin" not in client.get("/api/health", headers=origin).headers
+    with client_for(pool, cors_origins=("http://elsewhere.test",)) as cors:
+        allowed = cors.get("/api/health", headers=origin).headers
+        assert allowed["access-control-allow-origin"] == "http://elsewhere.test"

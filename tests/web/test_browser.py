@@ -1,0 +1,186 @@
+"""The web page in headless Chromium (Debian's package) driven by Playwright.
+
+``foretab serve`` runs as a real process on a free loopback port; a second server in this
+process uses a future source with intervals to check the band. Screenshots are saved
+under pytest's tmp dir and their paths printed (``pytest -s`` or the -rA summary shows them).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from foretab.web import EnginePool, create_app
+from tests.web.conftest import banded_factory
+from tests.web.server import free_port, serving
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+if CHROMIUM is None:
+    pytest.skip(
+        "Chromium not found: install Debian's chromium package (`.ci/run` does) to run "
+        "the browser tests",
+        allow_module_level=True,
+    )
+playwright = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright not installed: pip install -e '.[dev]'"
+)
+
+MONTHLY = (
+    "What will the monthly prices of Bund Garden in Huangpu, Shanghai be in the next six months?"
+)
+COMPARE = "Which of Bund Garden or Xintiandi Court in Huangpu, Shanghai will see a bigger price increase next year?"
+CHINESE = "What will the price of 外滩花园 in 黄浦区, 上海市 be next month?"
+UNKNOWN = "What will the price of Crystal Palace in Huangpu, Shanghai be next month?"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with playwright.sync_playwright() as p:
+        # The system browser, never a downloaded one (`playwright install` is not used).
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def served(web_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``foretab serve`` in its own process, future values from the future store."""
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("serve") / "serve.log"
+    log = log_path.open("w")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    env.pop("FORETAB_TOKEN", None)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "foretab",
+            "serve",
+            "--db",
+            web_db,
+            "--port",
+            str(port),
+            "--future",
+            "oracle",
+            "--engines",
+            "2",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"foretab serve exited early:\n{log_path.read_text()}")
+            try:
+                if httpx.get(url + "/api/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("foretab serve did not answer /api/health within 30 s")
+            time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def _ask(page, question: str) -> None:
+    page.fill("#question", question)
+    page.click("#ask")
+    # No wait_for_function: the page's CSP forbids the eval it relies on.
+    answered = page.locator("#status", has_text="Answered in")
+    answered.or_(page.locator("#error:not([hidden])")).wait_for(timeout=20_000)
+
+
+def _shot(page, tmp_path: Path, name: str) -> None:
+    path = tmp_path / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    print(f"screenshot: {path}")
+
+
+def test_page_answers_with_a_chart_and_trace(browser, served, tmp_path) -> None:
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(served + "/")
+    page.wait_for_selector("#examples button")
+    assert "36 projects" in page.text_content("#store")
+
+    _ask(page, MONTHLY)
+    assert page.is_hidden("#error")
+    assert "59,947.94 in January 2022" in page.text_content("#answer-text")
+    assert page.locator("#answer-table tbody tr").count() == 6
+    assert page.locator("#chart svg[role=img]").count() == 1
+    assert page.locator("#chart path.history").count() == 1
+    assert page.locator("#chart path.forecast").count() == 1
+    assert page.locator("#chart path.band").count() == 0  # the oracle gives no interval
+    assert "no prediction interval" in page.text_content("#chart-note")
+    page.click("#trace summary")
+    assert "project_price_table_huangpu_district_shanghai_2021" in page.text_content("#tables")
+    assert "UNION ALL" in page.text_content("#sql")
+    assert page.locator("#steps tbody tr").count() >= 5
+    _shot(page, tmp_path, "monthly_oracle")
+
+    _ask(page, COMPARE)
+    assert page.locator("#chart g.series").count() == 2
+    assert page.locator("#chart path.history").count() == 2
+    assert page.locator("#legend li", has_text="Xintiandi Court").count() == 1
+    assert page.text_content("#answer-table tbody").strip() != ""
+    _shot(page, tmp_path, "comparison_oracle")
+
+    _ask(page, CHINESE)
+    assert page.is_hidden("#error")
+    assert "Bund Garden" in page.text_content("#answer-text")
+    assert CHINESE in page.url or "q=" in page.url
+
+    _ask(page, UNKNOWN)
+    assert page.is_visible("#error")
+    assert "Crystal Palace" in page.text_content("#error-message")
+    assert page.locator("#error-suggestions li").count() >= 1
+    assert page.is_hidden("#result")
+    _shot(page, tmp_path, "error")
+    assert not errors, errors
+
+
+def test_interval_band_and_phone_width(browser, web_db, tmp_path) -> None:
+    pool = EnginePool(banded_factory(web_db), size=2, default="model")
+    try:
+        with serving(create_app(pool)) as url:
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            page.goto(url + "/")
+            _ask(page, MONTHLY)
+            band = page.locator("#chart path.band")
+            assert band.count() == 1
+            assert len(band.get_attribute("d") or "") > 20
+            assert page.locator("#legend li", has_text="80% interval").count() == 1
+            # Nothing wider than the phone: no sideways scrolling of the page.
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390
+            _shot(page, tmp_path, "monthly_band_phone")
+
+            page.set_viewport_size({"width": 1100, "height": 900})
+            _ask(page, COMPARE)
+            assert page.locator("#chart path.band").count() == 2
+            assert page.locator("#chart path.forecast").count() == 2
+            _shot(page, tmp_path, "comparison_band")
+    finally:
+        pool.close()

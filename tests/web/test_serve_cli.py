@@ -1,0 +1,49 @@
+"""``foretab serve`` refuses to expose the API without a token."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from foretab.cli.main import _register, app
+from foretab.cli.serve import is_loopback
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.8.0.1", True),
+        ("localhost", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("192.0.2.7", False),
+        ("example.org", False),
+    ],
+)
+def test_is_loopback(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+def _serve(*args: str) -> tuple[int, str]:
+    _register()
+    result = CliRunner().invoke(app, ["serve", *args], env={"FORETAB_TOKEN": ""})
+    return result.exit_code, result.output
+
+
+def test_binding_beyond_loopback_needs_a_token(web_db: str) -> None:
+    code, output = _serve("--db", web_db, "--host", "0.0.0.0")
+    assert code == 2
+    assert "--token" in output and "0.0.0.0" in output
+
+
+def test_a_short_token_is_refused(web_db: str) -> None:
+    code, output = _serve("--db", web_db, "--host", "0.0.0.0", "--token", "abc")
+    assert code == 2 and "16 characters" in output
+
+
+def test_a_missing_store_is_reported(tmp_path) -> None:
+    code, output = _serve("--db", str(tmp_path / "none.duckdb"))
+    assert code == 2 and "foretab ingest" in output
