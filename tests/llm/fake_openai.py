@@ -207,7 +207,13 @@ class FakeOpenAIServer:
                 status=500,
                 body={"error": {"message": "fake server: no scripted reply left"}},
             )
-        result = responder(body)
+        try:
+            result = responder(body)
+        except Exception as error:
+            return Scripted(
+                status=500,
+                body={"error": {"message": f"fake server responder failed: {error!r}"}},
+            )
         if isinstance(result, Scripted):
             return result
         if isinstance(result, str):

@@ -249,6 +249,7 @@ SIMPLE_ESCAPES = [
     "read-etc-passwd", "read-repository", "read-parent-environ", "read-parent-memory",
     "list-root", "list-home", "write-outside", "overwrite-canary", "delete-canary",
     "rename-canary", "symlink-out", "hardlink-out", "tcp-loopback", "tcp-internet", "udp-dns",
+    "tcp-listen",
     "subprocess-shell", "exec-python", "signal-parent", "setuid-root", "setgid-root",
     "chmod-canary",
 ]  # fmt: skip

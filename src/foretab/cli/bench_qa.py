@@ -179,7 +179,18 @@ def report_cmd(
         Path, typer.Option("--out", help="Markdown file; the PNG chart goes beside it.")
     ],
 ) -> None:
-    """Write a Table-3-style markdown report and a Figure-3-style chart from several runs."""
+    """Write a Table-3-style markdown report and a Figure-3-style chart from several runs.
+
+    Runs of `foretab bench databench --json` give the table-QA ablation table instead.
+    """
+    from foretab.bench.databench import is_databench_run
+
+    if runs and all(is_databench_run(r) for r in runs):
+        from foretab.bench.databench import ablation_markdown, load_run
+
+        out.write_text(ablation_markdown([load_run(r) for r in runs]), encoding="utf-8")
+        Console().print(f"Wrote {out}")
+        return
     from foretab.bench.qa_report import load_runs, write_report
 
     md, png = write_report(load_runs(runs), out)

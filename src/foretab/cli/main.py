@@ -34,6 +34,7 @@ def _register() -> None:
     # Imported for their side effect of adding commands to ``app`` / ``bench_app``.
     from foretab.cli import (  # noqa: F401
         ask,
+        bench_databench,
         bench_forecast,
         bench_latency,
         bench_qa,

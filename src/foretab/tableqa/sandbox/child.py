@@ -320,4 +320,5 @@ def main() -> None:
     out.flush()
 
 
-main()
+if __name__ == "__main__":  # `python -c`: the sandbox; an import (tests) runs nothing
+    main()
