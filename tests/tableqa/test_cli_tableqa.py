@@ -101,6 +101,7 @@ def test_no_llm_configured_is_a_clear_error(tmp_path, monkeypatch) -> None:
     )
 
 
+@pytest.mark.slow
 def test_csv_table_and_text_output(fake_openai, tmp_path) -> None:
     table = tmp_path / "prices.csv"
     pd.DataFrame({"city": ["A", "B"], "price": [3.5, 7.25]}).to_csv(table, index=False)

@@ -170,14 +170,14 @@ def test_cli_bench_databench_and_report(fake_openai, databench_dir, tmp_path) ->
         result = CliRunner().invoke(
             app,
             [
-                "bench", "databench", "--data", str(databench_dir), "--limit", "2",
+                "bench", "databench", "--data", str(databench_dir), "--limit", "1",
                 "--pipeline", pipeline, "--json", str(out),
                 "--llm-base-url", fake_openai.base_url, "--llm-model", fake_openai.model,
             ],
         )  # fmt: skip
         assert result.exit_code == 0, result.output
         data = json.loads(out.read_text())
-        assert data["accuracy"] == 100.0 and data["n"] == 2
+        assert data["accuracy"] == 100.0 and data["n"] == 1
         runs.append(str(out))
     report = tmp_path / "report.md"
     result = CliRunner().invoke(app, ["bench", "report", *runs, "--out", str(report)])

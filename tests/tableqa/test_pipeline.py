@@ -52,6 +52,7 @@ def test_ag_ecs_describes_enum_values(fake_openai, ibm_hr) -> None:
         assert "'Research & Development'" in request["messages"][0]["content"]
 
 
+@pytest.mark.slow
 def test_unreadable_selection_falls_back_to_all_columns(fake_openai, ibm_hr) -> None:
     fake_openai.reply("The age column, obviously.")
     fake_openai.reply(fenced("    return df['Age'].max()"))
@@ -84,6 +85,7 @@ def test_fixer_gets_a_refusal_and_gives_up_after_n(fake_openai, ibm_hr) -> None:
     assert len(fake_openai.requests) == 3
 
 
+@pytest.mark.slow
 def test_no_fixer_outside_cf(fake_openai, ibm_hr) -> None:
     fake_openai.reply("['Age']")
     fake_openai.reply(fenced("    return df['nope'].sum()"))
@@ -92,6 +94,7 @@ def test_no_fixer_outside_cf(fake_openai, ibm_hr) -> None:
     assert "KeyError" in result.error
 
 
+@pytest.mark.slow
 def test_list_of_categories_from_prose_code(fake_openai, ibm_hr) -> None:
     fake_openai.reply(
         "import pandas as pd\ndef answer(df):\n    return df['Department'].unique().tolist()\n"
@@ -110,6 +113,7 @@ def test_budget_ends_the_question(fake_openai, ibm_hr) -> None:
     assert len(fake_openai.requests) == 2
 
 
+@pytest.mark.slow
 def test_server_failure_is_a_clear_error(fake_openai, ibm_hr) -> None:
     fake_openai.error(500).error(500)
     with pytest.raises(TableQAError, match="HTTP 500"):

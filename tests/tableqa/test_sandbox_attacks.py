@@ -166,6 +166,7 @@ def test_memory_bomb_is_contained(isolation) -> None:
     assert_gone(result)
 
 
+@pytest.mark.slow
 def test_growing_list_memory_bomb(isolation) -> None:
     result = run_code(program("x = []\nwhile True:\n    x.append('y' * 10 ** 6)"), DF, FAST)
     assert not result.ok and result.failure.kind in ("memory", "cpu", "timeout")
@@ -177,6 +178,7 @@ def test_huge_result_is_refused(isolation) -> None:
     assert not result.ok and result.failure.kind == "output"
 
 
+@pytest.mark.slow
 def test_print_flood_is_capped(isolation) -> None:
     result = run_code(
         program("for i in range(200000):\n    print('spam' * 10)\nreturn 1"), DF, FAST
@@ -185,6 +187,7 @@ def test_print_flood_is_capped(isolation) -> None:
     assert len(result.stdout) <= FAST.max_print_chars
 
 
+@pytest.mark.slow
 def test_recursion_bomb_is_an_exception(isolation) -> None:
     result = run_code(program("def f(n):\n    return f(n + 1)\nreturn f(0)"), DF, FAST)
     assert not result.ok and result.failure.error_type == "RecursionError"
@@ -328,6 +331,7 @@ def test_os_layer_environment_has_no_secret(escapes) -> None:
     assert "sk-secret-canary" not in escapes["result"].model_dump_json()
 
 
+@pytest.mark.slow
 def test_os_layer_own_folder_is_writable_and_removed(isolation) -> None:
     result = os_only("open('scratch.txt', 'w').write('x')\nreturn os.getcwd()")
     assert result.ok
@@ -371,6 +375,7 @@ def test_os_layer_escaped_session_is_killed(isolation) -> None:
     assert_gone(result)
 
 
+@pytest.mark.slow
 def test_os_layer_big_file_in_own_folder_hits_the_size_limit(isolation) -> None:
     body = "open('big.bin', 'wb').write(b'0' * (64 * 1024 * 1024))\nreturn 'written'"
     result = os_only(body, max_file_mb=4)
