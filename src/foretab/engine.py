@@ -20,7 +20,15 @@ from foretab.core.answer import Answer
 from foretab.core.plan import Plan
 from foretab.core.series import Forecast
 from foretab.core.stages import Analyzer, FutureSource, HistoryReader, Planner, TableRetriever
-from foretab.core.trace import AnalyzeStep, ForecastStep, PlanStep, ReadStep, RetrieveStep, Trace
+from foretab.core.trace import (
+    AnalyzeStep,
+    ForecastStep,
+    PlanStep,
+    ReadStep,
+    RetrieveStep,
+    Step,
+    Trace,
+)
 from foretab.future import FutureMode, future_months, future_source
 from foretab.months import Month
 from foretab.parse.entities import EntityIndex
@@ -90,6 +98,8 @@ class Engine:
         self.future_mode = future
         self._model = model
         self._future: FutureSource | None = _built(future_source, self)
+        #: which engine this is (``rules``, ``timefore``, ``vanilla``, ``hybrid``), for answers
+        self.kind = "rules"
 
     def close(self) -> None:
         self.guard.close()
@@ -115,10 +125,13 @@ class Engine:
         """Answer ``question``; raises a ``ForetabError`` that says why when it cannot."""
         steps: list = []
         plan, seconds = _timed(lambda: self.planner.plan(question))
+        steps.extend(self._inner_steps())
         steps.append(PlanStep(self.planner.name, seconds))
         retrieval, seconds = _timed(lambda: self.retriever.retrieve(plan))
+        steps.extend(self._inner_steps())
         steps.append(RetrieveStep(self.retriever.name, seconds, retrieval.matches))
         read, seconds = _timed(lambda: self.reader.read(plan, retrieval))
+        steps.extend(self._inner_steps())
         steps.append(
             ReadStep(
                 self.reader.name,
@@ -135,8 +148,10 @@ class Engine:
         if months:
             source = self.future
             forecast, seconds = _timed(lambda: source.forecast(plan, read.history))
+            steps.extend(self._inner_steps())
             steps.append(ForecastStep(source.name, seconds, tuple(months), forecast.level))
         analysis, seconds = _timed(lambda: self.analyzer.analyze(plan, read.history, forecast))
+        steps.extend(self._inner_steps())
         steps.append(AnalyzeStep(self.analyzer.name, seconds))
         return Answer(
             question=question,
@@ -147,7 +162,22 @@ class Engine:
             trace=Trace(tuple(steps)),
             history=read.history,
             forecast=forecast,
+            engine=self.kind,
         )
+
+    def _inner_steps(self) -> list[Step]:
+        """Steps recorded inside the stage that just ran (LLM calls, tool calls, retries).
+
+        A stage that records them has ``take_steps()``; stages sharing one log hand each
+        step over once.
+        """
+        out: list[Step] = []
+        stages = (self.planner, self.retriever, self.reader, self._future, self.analyzer)
+        for stage in stages:
+            take = getattr(stage, "take_steps", None)
+            if callable(take):
+                out.extend(take())
+        return out
 
 
 def _built(stage: T | Callable[[Engine], T] | None, engine: Engine) -> T | None:

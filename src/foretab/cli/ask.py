@@ -10,6 +10,21 @@ from rich.console import Console
 from rich.table import Table
 
 from foretab.cli.common import DbOption, exit_on_error
+from foretab.cli.engine_options import (
+    EngineOption,
+    FewshotOption,
+    MaxSqlIterationsOption,
+    ToolModelOption,
+    open_engine,
+)
+from foretab.cli.llm_options import (
+    LLMBaseUrlOption,
+    LLMCacheOption,
+    LLMConfigOption,
+    LLMModelOption,
+    LLMRecordOption,
+    LLMReplayOption,
+)
 from foretab.cli.main import app
 
 
@@ -30,18 +45,32 @@ def ask(
         str | None,
         typer.Option(help="Forecaster to use with --future model (default: the trained one)."),
     ] = None,
+    engine: EngineOption = "rules",
+    fewshot: FewshotOption = None,
+    max_sql_iterations: MaxSqlIterationsOption = 25,
+    tool_model: ToolModelOption = None,
+    llm_base_url: LLMBaseUrlOption = None,
+    llm_model: LLMModelOption = None,
+    llm_cache: LLMCacheOption = None,
+    llm_config: LLMConfigOption = None,
+    llm_record: LLMRecordOption = None,
+    llm_replay: LLMReplayOption = None,
 ) -> None:
     """Answer a question about past or future prices, with the plan, tables, SQL and answer.
 
     Errors (unknown project, no time expression, ...) exit with code 2; with --json they are
-    printed as {"error": {"type", "message", "suggestions"}}.
+    printed as {"error": {"type", "message", "suggestions"}}. --engine timefore, vanilla
+    and hybrid need an LLM endpoint (--llm-base-url, --llm-model); --json then also shows
+    every prompt, reply, tool call and retry in "steps".
     """
-    from foretab.engine import Engine
-
     if future not in ("model", "oracle", "none"):
         raise typer.BadParameter("use model, oracle or none", param_hint="--future")
-    with Engine(db, future=future, model=model) as engine:  # type: ignore[arg-type]
-        answer = engine.ask(question)
+    with open_engine(
+        db, engine, future=future, model=model, fewshot=fewshot,
+        max_sql_iterations=max_sql_iterations, tool_model=tool_model,
+        llm=(llm_base_url, llm_model, llm_cache, llm_config, llm_record, llm_replay),
+    ) as built:  # fmt: skip
+        answer = built.ask(question)
     if as_json:
         from foretab.core.schema import dumps
 
@@ -62,5 +91,9 @@ def ask(
     )
     details.add_row("tables", "\n".join(answer.trace.tables) or "-")
     details.add_row("future", answer.trace.future_source)
+    if answer.trace.llm_calls:
+        calls = answer.trace.llm_calls
+        tokens = sum(c.prompt_tokens + c.completion_tokens for c in calls)
+        details.add_row("llm", f"{len(calls)} calls, {tokens} tokens ({answer.engine})")
     details.add_row("ms", ", ".join(f"{k} {v * 1000:.1f}" for k, v in answer.trace.timings.items()))
     out.print(details)

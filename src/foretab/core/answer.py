@@ -15,21 +15,30 @@ from foretab.core.schema import (
     ForecastSeriesDoc,
     ForecastStepDoc,
     ForecastValueDoc,
+    LLMCallStepDoc,
+    LLMMessageDoc,
+    LLMUsageDoc,
     PlanDoc,
     PlanStepDoc,
     ReadStepDoc,
     RetrieveStepDoc,
+    RetryStepDoc,
     SeriesDoc,
+    StepDoc,
+    ToolCallStepDoc,
     WindowDoc,
 )
 from foretab.core.series import Forecast, History
 from foretab.core.trace import (
     AnalyzeStep,
     ForecastStep,
+    LLMCallStep,
     PlanStep,
     ReadStep,
     RetrieveStep,
+    RetryStep,
     Step,
+    ToolCallStep,
     Trace,
 )
 
@@ -48,6 +57,7 @@ class Answer:
     trace: Trace
     history: History
     forecast: Forecast
+    engine: str = "rules"
 
     def to_doc(self) -> AnswerDoc:
         """The published JSON form (``foretab ask --json``, ``POST /api/ask``)."""
@@ -75,6 +85,8 @@ class Answer:
             future_source=self.trace.future_source,
             timings={k: round(v * 1000, 3) for k, v in self.trace.timings.items()},
             steps=[_step_doc(s) for s in self.trace.steps],
+            engine=self.engine,
+            llm=_usage(self.trace),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -145,10 +157,49 @@ def _forecast_docs(forecast: Forecast) -> list[ForecastSeriesDoc]:
     return docs
 
 
-def _step_doc(
-    step: Step,
-) -> PlanStepDoc | RetrieveStepDoc | ReadStepDoc | ForecastStepDoc | AnalyzeStepDoc:
+def _usage(trace: Trace) -> LLMUsageDoc | None:
+    calls = trace.llm_calls
+    if not calls:
+        return None
+    return LLMUsageDoc(
+        calls=len(calls),
+        prompt_tokens=sum(c.prompt_tokens for c in calls),
+        completion_tokens=sum(c.completion_tokens for c in calls),
+        seconds=round(sum(c.seconds for c in calls), 3),
+    )
+
+
+def _step_doc(step: Step) -> StepDoc:
     ms = round(step.seconds * 1000, 3)
+    if isinstance(step, LLMCallStep):
+        return LLMCallStepDoc(
+            implementation=step.implementation,
+            ms=ms,
+            purpose=step.purpose,
+            model=step.model,
+            messages=[LLMMessageDoc(role=m.role, content=m.content) for m in step.messages],
+            reply=step.reply,
+            tool_calls=list(step.tool_calls),
+            finish_reason=step.finish_reason,
+            prompt_tokens=step.prompt_tokens,
+            completion_tokens=step.completion_tokens,
+            attempts=step.attempts,
+            retry_reasons=list(step.retry_reasons),
+            source=step.source,
+        )
+    if isinstance(step, ToolCallStep):
+        return ToolCallStepDoc(
+            implementation=step.implementation,
+            ms=ms,
+            tool=step.tool,
+            arguments=step.arguments,
+            result=step.result,
+            ok=step.ok,
+        )
+    if isinstance(step, RetryStep):
+        return RetryStepDoc(
+            implementation=step.implementation, ms=ms, reason=step.reason, attempt=step.attempt
+        )
     if isinstance(step, RetrieveStep):
         return RetrieveStepDoc(implementation=step.implementation, ms=ms, matches=_captions(step))
     if isinstance(step, ReadStep):

@@ -134,10 +134,70 @@ class AnalyzeStepDoc(_StepDoc):
     stage: Literal["analyze"] = "analyze"
 
 
+class LLMMessageDoc(Doc):
+    """One chat message of an LLM call."""
+
+    role: str
+    content: str
+
+
+class LLMCallStepDoc(_StepDoc):
+    """One LLM chat completion: what was sent, what came back, tokens and retries."""
+
+    stage: Literal["llm"] = "llm"
+    purpose: str
+    model: str
+    messages: list[LLMMessageDoc] = Field(
+        description="messages added since the agent's previous call in this conversation"
+    )
+    reply: str
+    tool_calls: list[str]
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    attempts: int = Field(description="HTTP attempts (retries on 429/5xx/timeouts)")
+    retry_reasons: list[str]
+    source: str = Field(description="http, cache or replay")
+
+
+class ToolCallStepDoc(_StepDoc):
+    """One tool call an LLM made and what the tool returned."""
+
+    stage: Literal["tool"] = "tool"
+    tool: str
+    arguments: str
+    result: str
+    ok: bool
+
+
+class RetryStepDoc(_StepDoc):
+    """An agent re-asked the LLM because its reply was unusable."""
+
+    stage: Literal["retry"] = "retry"
+    reason: str
+    attempt: int
+
+
 StepDoc = Annotated[
-    PlanStepDoc | RetrieveStepDoc | ReadStepDoc | ForecastStepDoc | AnalyzeStepDoc,
+    PlanStepDoc
+    | RetrieveStepDoc
+    | ReadStepDoc
+    | ForecastStepDoc
+    | AnalyzeStepDoc
+    | LLMCallStepDoc
+    | ToolCallStepDoc
+    | RetryStepDoc,
     Field(discriminator="stage"),
 ]
+
+
+class LLMUsageDoc(Doc):
+    """LLM calls, tokens and seconds one question used."""
+
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
 
 
 class AnswerDoc(Doc):
@@ -158,6 +218,8 @@ class AnswerDoc(Doc):
     future_source: str
     timings: dict[str, float] = Field(description="milliseconds per stage and 'total'")
     steps: list[StepDoc]
+    engine: str = Field("rules", description="rules, timefore, vanilla or hybrid")
+    llm: LLMUsageDoc | None = Field(None, description="LLM usage (LLM engines only)")
 
 
 class ErrorBody(Doc):

@@ -70,7 +70,73 @@ class AnalyzeStep:
     stage: str = field(default="analyze", init=False)
 
 
-Step = PlanStep | RetrieveStep | ReadStep | ForecastStep | AnalyzeStep
+@dataclass(frozen=True, slots=True)
+class LLMMessage:
+    """One chat message as sent to or received from an LLM (tool calls as ``name(args)``)."""
+
+    role: str
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class LLMCallStep:
+    """One chat completion an LLM agent made.
+
+    ``messages`` are the messages added to the conversation since the agent's previous
+    call in it (all of them on the first call), so a long repair loop is not stored
+    quadratically; ``reply`` and ``tool_calls`` are what came back.
+    """
+
+    implementation: str  # the agent, e.g. "timefore.sql"
+    seconds: float
+    purpose: str
+    model: str
+    messages: tuple[LLMMessage, ...]
+    reply: str
+    tool_calls: tuple[str, ...] = ()
+    finish_reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    attempts: int = 1
+    retry_reasons: tuple[str, ...] = ()
+    source: str = "http"
+    stage: str = field(default="llm", init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStep:
+    """One tool an LLM called (``sqlQueryTool``, ``imputationThenPredictionTool``)."""
+
+    implementation: str
+    seconds: float
+    tool: str
+    arguments: str
+    result: str
+    ok: bool
+    stage: str = field(default="tool", init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryStep:
+    """An agent asked again: the reply was unusable (``reason`` says why)."""
+
+    implementation: str
+    seconds: float
+    reason: str
+    attempt: int
+    stage: str = field(default="retry", init=False)
+
+
+Step = (
+    PlanStep
+    | RetrieveStep
+    | ReadStep
+    | ForecastStep
+    | AnalyzeStep
+    | LLMCallStep
+    | ToolCallStep
+    | RetryStep
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +166,17 @@ class Trace:
 
     @property
     def timings(self) -> dict[str, float]:
-        """Seconds per stage, plus ``total``."""
-        out = {s.stage: s.seconds for s in self.steps}
-        out["total"] = sum(s.seconds for s in self.steps)
+        """Seconds per stage, plus ``total`` (LLM and tool time is inside its stage's)."""
+        stages = [s for s in self.steps if not isinstance(s, _INNER_STEPS)]
+        out = {s.stage: s.seconds for s in stages}
+        out["total"] = sum(s.seconds for s in stages)
         return out
+
+    @property
+    def llm_calls(self) -> tuple[LLMCallStep, ...]:
+        """Every LLM call the question made, in order."""
+        return tuple(s for s in self.steps if isinstance(s, LLMCallStep))
+
+
+# Steps that happen inside a stage: their time is already in the stage's own step.
+_INNER_STEPS = (LLMCallStep, ToolCallStep, RetryStep)

@@ -1,0 +1,58 @@
+"""Plans for the LLM engines: the rules' plan when they can, else an *open* plan.
+
+An open plan carries only what needs no parsing — the question, the reference month, and
+the Forecaster's fixed horizon (the 12 months after R, as in the paper) — and no projects:
+the LLM's captions and SQL find those, and the Analyzer's classifier finds the type.
+Unknown or ambiguous entities are never opened up: they stay the rules' clear errors.
+"""
+
+from __future__ import annotations
+
+from foretab.core.plan import Aggregate, Plan, Task, TimeWindow
+from foretab.core.stages import Planner
+from foretab.errors import AmbiguousEntityError, QuestionError, UnknownEntityError
+from foretab.timefore.prompts import HORIZON
+from foretab.timefore.session import AgentSession
+
+OPEN_EXPRESSION = "(open plan: the LLM agents read the question; 12 months after R forecast)"
+
+
+def is_entity_error(error: QuestionError) -> bool:
+    return isinstance(error, UnknownEntityError | AmbiguousEntityError)
+
+
+def open_plan(question: str, planner: Planner) -> Plan:
+    reference = planner.reference  # type: ignore[attr-defined]
+    return Plan(
+        question=question,
+        reference_month=reference,
+        projects=(),
+        window=TimeWindow(reference + 1, reference + HORIZON, OPEN_EXPRESSION),
+        aggregate=Aggregate.EACH,
+        task=Task.FORECAST,
+    )
+
+
+class AgentPlanner:
+    """Starts the question's LLM session, then plans by rules or opens the plan."""
+
+    def __init__(self, rules: Planner, session: AgentSession) -> None:
+        self.rules = rules
+        self.session = session
+        self.name = "rules"
+        self.reference = rules.reference  # type: ignore[attr-defined]
+
+    def take_steps(self) -> tuple:
+        return self.session.take_steps()
+
+    def plan(self, question: str) -> Plan:
+        self.session.begin()
+        try:
+            plan = self.rules.plan(question)
+            self.name = "rules"
+            return plan
+        except QuestionError as error:
+            if is_entity_error(error):
+                raise
+            self.name = "open"
+            return open_plan(question, self.rules)

@@ -1,0 +1,108 @@
+"""The paper's Appendix E prompts (package data ``prompts/*.txt``), filled for one store.
+
+Templates use ``$name`` placeholders (``string.Template``) so the JSON and Python literals
+inside them need no escaping. Dates follow the store's reference month R: "current date"
+is R's last day, the history the forecaster reads is R-23..R, the forecast R+1..R+12.
+"""
+
+from __future__ import annotations
+
+import calendar
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib import resources
+from string import Template
+
+from foretab.analyze.answer import current_price
+from foretab.core.plan import Plan, ProjectRef
+from foretab.core.series import Forecast, History
+from foretab.months import Month
+from foretab.timefore.examples import Example
+
+LOOKBACK = 24
+HORIZON = 12
+
+
+@cache
+def template(name: str) -> Template:
+    """The prompt file ``prompts/NAME.txt``."""
+    text = resources.files("foretab.timefore").joinpath(f"prompts/{name}.txt").read_text("utf-8")
+    return Template(text)
+
+
+def dates(reference: Month) -> dict[str, str]:
+    """The date placeholders every prompt may use."""
+    last_day = calendar.monthrange(reference.year, reference.month)[1]
+    first = reference - (LOOKBACK - 1)
+    return {
+        "current_date": f"{reference.iso}-{last_day:02d}",
+        "current_date_long": f"{calendar.month_name[reference.month]} {last_day}, {reference.year}",
+        "current_month": reference.label,
+        "first_month": first.label,
+        "last_month": reference.label,
+        "history_span": f"from {first.label} to {reference.label}",
+        "future_span": f"{(reference + 1).label} to {(reference + HORIZON).label}",
+    }
+
+
+def render(name: str, reference: Month, **values: str) -> str:
+    return template(name).substitute(dates(reference), **values)
+
+
+def _num(value: float) -> float:
+    return round(float(value), 2)
+
+
+def series_rows(
+    series: Mapping[ProjectRef, Mapping[Month, float]], refs: Sequence[ProjectRef]
+) -> str:
+    """``[['January 2021', 123.4], ...]``, with the project name first for several projects."""
+    many = len(refs) > 1
+    rows: list[list[object]] = []
+    for ref in refs:
+        for month in sorted(series.get(ref, {})):
+            value = _num(series[ref][month])
+            rows.append([ref.project, month.label, value] if many else [month.label, value])
+    return repr(rows)
+
+
+def history_rows(history: History | None, refs: Sequence[ProjectRef]) -> str:
+    return series_rows(history.series if history else {}, refs)
+
+
+def future_rows(forecast: Forecast | None, refs: Sequence[ProjectRef]) -> str:
+    return series_rows(forecast.values() if forecast else {}, refs)
+
+
+def current_rows(plan: Plan, history: History, refs: Sequence[ProjectRef]) -> str:
+    """The current price of each project (R, else its latest month before R)."""
+    many = len(refs) > 1
+    rows: list[list[object]] = []
+    for ref in refs:
+        observed = history[ref]
+        before = [m for m in observed if m <= plan.reference_month]
+        if not before:
+            continue
+        month = max(before)
+        value = _num(current_price(plan, ref, history.series))
+        rows.append([ref.project, month.label, value] if many else [month.label, value])
+    return repr(rows)
+
+
+def numbered(blocks: Sequence[str]) -> str:
+    return "\n".join(
+        f"############Example {i}##############\n{block}" for i, block in enumerate(blocks, 1)
+    )
+
+
+def summary_examples(examples: Sequence[Example]) -> str:
+    return numbered([f"<Query>:{e.question}\n<Summary>:{list(e.captions)!r}" for e in examples])
+
+
+def sql_examples(examples: Sequence[Example]) -> str:
+    return numbered(
+        [
+            f"<Query>:{e.question}\n<Table Caption>:{list(e.tables)!r},\n<SQL>:{' '.join(e.sql.split())}"
+            for e in examples
+        ]
+    )
