@@ -1,5 +1,6 @@
-"""The four engines of DESIGN §2 behind one constructor: ``rules``, ``timefore``, ``vanilla``
-and ``hybrid``::
+"""The four engines of DESIGN §2 behind one constructor.
+
+``rules``, ``timefore``, ``vanilla`` and ``hybrid``::
 
     from foretab.engines import build_engine
     from foretab.llm import load_options, make_provider
@@ -35,12 +36,14 @@ DEFAULT_TOOL_IMPUTER = "linear"
 
 
 def check_engine(name: str) -> str:
+    """``name`` if it is an engine, else an error listing them."""
     if name not in ENGINES:
         raise EngineChoiceError(f"unknown engine {name!r}; use one of {', '.join(ENGINES)}")
     return name
 
 
 def no_llm_error(engine: str, cause: ForetabError | None = None) -> EngineChoiceError:
+    """The error for an LLM engine asked for without an LLM."""
     detail = f" ({cause.message})" if cause is not None else ""
     return EngineChoiceError(
         f"--engine {engine} needs an LLM, and none is configured{detail}. Pass "
@@ -174,9 +177,7 @@ def _agents(
             ),
         )  # fmt: skip
         engine._future = chosen("future_source", ToolForecaster(session, tool, shots.examples))
-        engine.analyzer = chosen(
-            "analyzer", LLMAnalyzer(session, shots.examples, shots.classifier)
-        )
+        engine.analyzer = chosen("analyzer", LLMAnalyzer(session, shots.examples, shots.classifier))
     return session
 
 

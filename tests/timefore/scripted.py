@@ -51,7 +51,7 @@ def history_values(text: str, first: tuple[int, int]) -> dict[str, list[object]]
     out: dict[str, list[object]] = {}
     year0, month0 = first
     for row in rows:
-        project, label, value = (row if len(row) == 3 else ("single", *row))
+        project, label, value = row if len(row) == 3 else ("single", *row)
         name, year = label.split()
         k = (int(year) - year0) * 12 + MONTHS.index(name) + 1 - month0
         values = out.setdefault(project, ["-"] * 24)
@@ -84,7 +84,7 @@ class ScriptedModel:
                 return json.dumps({"sql": self.sql(question)})
             return self._tool("sqlQueryTool", {"sql_statement": self.sql(question)})
         if agent == "forecaster":
-            if last["role"] == "tool":
+            if last["role"] == "tool" and not (last["content"] or "").startswith("Error"):
                 return "<Future Price>: " + (last["content"] or "")
             data = history_values(messages[1]["content"], self.first_month)
             calls = [

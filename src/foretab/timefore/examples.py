@@ -180,9 +180,9 @@ def train_examples(
             plan = plan_of(item.question)  # type: ignore[attr-defined]
             history = history_of(plan, item.history_sql)  # type: ignore[attr-defined]
             forecast = forecast_of(plan, history) if plan.needs_forecast else None
-            answer = RuleAnalyzer().analyze(
-                plan, history, forecast or Forecast.nothing_needed()
-            ).answer
+            answer = (
+                RuleAnalyzer().analyze(plan, history, forecast or Forecast.nothing_needed()).answer
+            )
         except ForetabError:
             continue
         out.append(

@@ -80,9 +80,7 @@ def parse_data(raw: object) -> list[float | None]:
                 f"data must be a JSON array of {LOOKBACK} values, got the string {raw[:80]!r}"
             ) from None
     if not isinstance(raw, list):
-        raise LLMReplyError(
-            f"data must be an array of {LOOKBACK} values, got {type(raw).__name__}"
-        )
+        raise LLMReplyError(f"data must be an array of {LOOKBACK} values, got {type(raw).__name__}")
     if len(raw) != LOOKBACK:
         raise LLMReplyError(
             f"data has {len(raw)} values; it must have exactly {LOOKBACK} (one per month, "
@@ -103,8 +101,7 @@ def parse_data(raw: object) -> list[float | None]:
                 number = None
         if number is None or not math.isfinite(number) or number <= 0:
             raise LLMReplyError(
-                f"data value {i} is {value!r}; each value must be a positive price or "
-                f"'{MISSING}'"
+                f"data value {i} is {value!r}; each value must be a positive price or '{MISSING}'"
             )
         out.append(number)
     if all(v is None for v in out):
@@ -203,6 +200,7 @@ class RegistryModel:
 
 
 def tool_output(ref: ProjectRef, points: dict[Month, ForecastPoint]) -> str:
+    """What the tool returns to the LLM: ``[[project, month, price], ...]``."""
     return repr([[ref.project, m.label, round(p.value, 2)] for m, p in sorted(points.items())])
 
 

@@ -18,10 +18,12 @@ OPEN_EXPRESSION = "(open plan: the LLM agents read the question; 12 months after
 
 
 def is_entity_error(error: QuestionError) -> bool:
+    """Unknown / ambiguous entities: errors in every engine, never opened up."""
     return isinstance(error, UnknownEntityError | AmbiguousEntityError)
 
 
 def open_plan(question: str, planner: Planner) -> Plan:
+    """A plan without projects: the LLM agents find them."""
     reference = planner.reference  # type: ignore[attr-defined]
     return Plan(
         question=question,

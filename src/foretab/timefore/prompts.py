@@ -46,6 +46,7 @@ def dates(reference: Month) -> dict[str, str]:
 
 
 def render(name: str, reference: Month, **values: str) -> str:
+    """Prompt file ``name`` with the dates of ``reference`` and ``values`` filled in."""
     return template(name).substitute(dates(reference), **values)
 
 
@@ -67,10 +68,12 @@ def series_rows(
 
 
 def history_rows(history: History | None, refs: Sequence[ProjectRef]) -> str:
+    """The history as the prompts show it."""
     return series_rows(history.series if history else {}, refs)
 
 
 def future_rows(forecast: Forecast | None, refs: Sequence[ProjectRef]) -> str:
+    """The forecast (point values) as the prompts show it."""
     return series_rows(forecast.values() if forecast else {}, refs)
 
 
@@ -90,16 +93,19 @@ def current_rows(plan: Plan, history: History, refs: Sequence[ProjectRef]) -> st
 
 
 def numbered(blocks: Sequence[str]) -> str:
+    """Example blocks under the paper's ``###Example N###`` headers."""
     return "\n".join(
         f"############Example {i}##############\n{block}" for i, block in enumerate(blocks, 1)
     )
 
 
 def summary_examples(examples: Sequence[Example]) -> str:
+    """The caption-summary prompt's examples."""
     return numbered([f"<Query>:{e.question}\n<Summary>:{list(e.captions)!r}" for e in examples])
 
 
 def sql_examples(examples: Sequence[Example]) -> str:
+    """The SQL prompt's examples: question, table names, gold SQL."""
     return numbered(
         [
             f"<Query>:{e.question}\n<Table Caption>:{list(e.tables)!r},\n<SQL>:{' '.join(e.sql.split())}"

@@ -105,8 +105,7 @@ def tool_sql(call: ToolCall) -> str:
             return value
         if value is not None:
             raise LLMReplyError(
-                f"{TOOL_NAME} argument {key!r} must be a string of SQL, got "
-                f"{type(value).__name__}"
+                f"{TOOL_NAME} argument {key!r} must be a string of SQL, got {type(value).__name__}"
             )
     raise LLMReplyError(
         f"{TOOL_NAME} needs the argument sql_statement (a string), got {sorted(args)}"
@@ -243,4 +242,3 @@ class SQLAgentReader:
 
 def _same(a: str, b: str) -> bool:
     return " ".join(a.rstrip().rstrip(";").split()) == " ".join(b.rstrip().rstrip(";").split())
-

@@ -49,7 +49,8 @@ class BM25Captions:
         tables = [
             e
             for e in self.catalog
-            if (e.city, e.district) == (top.city, top.district) and first.year <= e.year <= last.year
+            if (e.city, e.district) == (top.city, top.district)
+            and first.year <= e.year <= last.year
         ]
         return Retrieval(tuple(CaptionMatch(e.caption, "bm25", e) for e in tables))
 
