@@ -116,6 +116,28 @@ REFUSED = {
         program("try:\n    1 / 0\nexcept Exception as e:\n    return e.__traceback__.tb_frame"),
         "introspection",
     ),
+    "match-class-attr": (
+        program("match df:\n    case object(__class__=c):\n        return c"),
+        "private-attribute",
+    ),
+    "formatter-get-field": (
+        program(
+            "name = '0.' + '_' * 2 + 'class' + '_' * 2\nreturn string.Formatter().get_field(name, [df], {})",
+            "import string",
+        ),
+        "forbidden-attribute",
+    ),
+    "type-hints-eval": (
+        program(
+            "def f(x: ('_' * 2 + 'import' + '_' * 2 + '(\"os\")')):\n    pass\nreturn typing.get_type_hints(f)",
+            "import typing",
+        ),
+        "forbidden-attribute",
+    ),
+    "future-writer": (program("df.to_iceberg('/tmp/x')\nreturn 1"), "forbidden-attribute"),
+    "future-reader": (program("return pd.read_iceberg('/etc/passwd')"), "forbidden-attribute"),
+    "ndarray-dump": (program("df.values.dump('/tmp/x.npy')\nreturn 1"), "forbidden-attribute"),
+    "dataclasses-exec": (program("return 1", "import dataclasses"), "import"),
     "no-function": ("import os\nos.system('id')\n", "import"),
     "syntax": ("def answer(df) return 1", "syntax"),
 }

@@ -25,7 +25,7 @@ ALLOWED_MODULES = (
     "pandas", "numpy", "math", "re", "datetime", "collections", "statistics", "itertools",
     "functools", "operator", "string", "decimal", "fractions", "typing", "json", "heapq",
     "bisect", "random", "unicodedata", "calendar", "dateutil", "time", "textwrap", "difflib",
-    "copy", "numbers", "enum", "dataclasses", "zoneinfo", "collections.abc",
+    "copy", "numbers", "enum", "zoneinfo", "collections.abc",
 )  # fmt: skip
 SAFE_BUILTINS = (
     "abs", "all", "any", "ascii", "bin", "bool", "bytearray", "bytes", "callable", "chr",
