@@ -183,8 +183,10 @@ def test_cli_build_run_and_report(
     assert (out / "manifest.json").exists() and (out / "test.jsonl").exists()
     items = read_items(out / "test.jsonl")
 
-    def fake_engine(db: str, ablation: str, model: str | None, items_: object) -> GoldEngine:
-        assert db == bench_store.db
+    def fake_engine(
+        db: str, ablation: str, model: str | None, items_: object, *engine_args: object
+    ) -> GoldEngine:
+        assert db == bench_store.db and engine_args == ("rules", (None,) * 6, {})
         return GoldEngine({i.question: i for i in items})
 
     monkeypatch.setattr(qa_eval, "make_engine", fake_engine)

@@ -25,7 +25,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from foretab.bench.qa_items import QAItem
 from foretab.bench.qa_metrics import (
@@ -86,21 +86,38 @@ def ablation_spec(name: str) -> AblationSpec:
 
 
 def make_engine(
-    db: str, ablation: str, model: str | None, items: Sequence[QAItem] = ()
+    db: str,
+    ablation: str,
+    model: str | None,
+    items: Sequence[QAItem] = (),
+    engine_kind: str = "rules",
+    llm_flags: tuple[object, ...] | None = None,
+    engine_options: dict[str, Any] | None = None,
 ) -> EngineLike:
     """The real engine with the stage implementations of ``ablation``.
 
-    ``items`` supply the golden tables / history SQL of the golden ablations.
+    ``items`` supply the golden tables / history SQL of the golden ablations;
+    ``engine_kind`` picks rules / timefore / vanilla / hybrid (``llm_flags``: the
+    ``--llm-*`` values, so each worker process builds its own provider;
+    ``engine_options``: ``fewshot``, ``max_sql_iterations``, ``tool_model``).
     """
     from foretab.bench.ablations import GoldenCaptions, golden_history
-    from foretab.engine import Engine
+    from foretab.engines import build_engine
     from foretab.retrieve import Retriever
 
     spec = ablation_spec(ablation)
-    engine = Engine(
+    llm = None
+    if engine_kind != "rules":
+        from foretab.cli.engine_options import llm_for
+
+        llm = llm_for(engine_kind, tuple(llm_flags or (None,) * 6))  # type: ignore[arg-type]
+    engine = build_engine(
         db,
+        engine_kind,
+        llm=llm,
         future=spec.future,
         model=model,
+        **(engine_options or {}),
         retriever=(lambda e: GoldenCaptions(Retriever(e.store.catalog()), items))
         if spec.golden_tables
         else None,
@@ -135,6 +152,9 @@ class ItemResult:
     numeric: NumericOutcome | None = None
     categorical: CategoricalOutcome | None = None
     future_source: str = ""  # the engine's trace: "model:lgbm", "oracle", "none", ...
+    llm_calls: int = 0
+    llm_tokens: int = 0
+    llm_seconds: float = 0.0
 
     @property
     def correct(self) -> bool:
@@ -156,6 +176,9 @@ class ItemResult:
             "retrieved": list(self.retrieved),
             "golden_tables": list(self.item.tables),
             "latency_ms": round(self.seconds * 1000, 2),
+            "llm_calls": self.llm_calls,
+            "llm_tokens": self.llm_tokens,
+            "llm_seconds": round(self.llm_seconds, 3),
         }
 
 
@@ -202,8 +225,25 @@ class RunResult:
             "retrieval": retrieval.to_dict(),
             "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
             "errors": {"total": sum(errors.values()), "by_type": dict(errors.most_common())},
+            "llm": _llm_totals(self.results),
             "per_template": per_template(self.results),
         }
+
+
+def _llm_totals(results: Sequence[ItemResult]) -> dict[str, float]:
+    """LLM calls, tokens and seconds per question (zero for the rules engine)."""
+    n = max(len(results), 1)
+    calls = sum(r.llm_calls for r in results)
+    tokens = sum(r.llm_tokens for r in results)
+    seconds = sum(r.llm_seconds for r in results)
+    return {
+        "calls": calls,
+        "tokens": tokens,
+        "seconds": round(seconds, 3),
+        "calls_per_question": round(calls / n, 3),
+        "tokens_per_question": round(tokens / n, 1),
+        "seconds_per_question": round(seconds / n, 3),
+    }
 
 
 def per_template(results: Sequence[ItemResult]) -> dict[str, dict[str, object]]:
@@ -247,14 +287,26 @@ def evaluate_item(engine: EngineLike, item: QAItem, spec: AblationSpec) -> ItemR
     except Exception as exc:  # any engine failure is a wrong answer, never a crashed run
         error = f"{type(exc).__name__}: {exc}"
     seconds = time.perf_counter() - started
+    from foretab.engines import last_usage
+
+    usage = last_usage(engine)
+    llm = (
+        {}
+        if usage is None
+        else {
+            "llm_calls": usage.calls,
+            "llm_tokens": usage.prompt_tokens + usage.completion_tokens,
+            "llm_seconds": usage.seconds,
+        }
+    )
     if item.task == "reasoning":
         return ItemResult(
             item, predicted, retrieved, seconds, error,
-            categorical=score_categorical(item.answer, predicted), future_source=source,
+            categorical=score_categorical(item.answer, predicted), future_source=source, **llm,
         )  # fmt: skip
     return ItemResult(
         item, predicted, retrieved, seconds, error,
-        numeric=score_numeric(item.answer, predicted), future_source=source,
+        numeric=score_numeric(item.answer, predicted), future_source=source, **llm,
     )  # fmt: skip
 
 
@@ -303,8 +355,18 @@ def run_benchmark(
 _WORKER: dict[str, object] = {}
 
 
-def _worker_init(db: str, ablation: str, model: str | None, items: Sequence[QAItem]) -> None:
-    _WORKER["engine"] = make_engine(db, ablation, model, items)
+def _worker_init(
+    db: str,
+    ablation: str,
+    model: str | None,
+    items: Sequence[QAItem],
+    engine_kind: str = "rules",
+    llm_flags: tuple[object, ...] | None = None,
+    engine_options: dict[str, Any] | None = None,
+) -> None:
+    _WORKER["engine"] = make_engine(
+        db, ablation, model, items, engine_kind, llm_flags, engine_options
+    )
     _WORKER["spec"] = ablation_spec(ablation)
 
 
@@ -325,6 +387,9 @@ def run_parallel(
     dataset: str = "",
     progress: Progress | None = None,
     meta: dict[str, str] | None = None,
+    engine_kind: str = "rules",
+    llm_flags: tuple[object, ...] | None = None,
+    engine_options: dict[str, Any] | None = None,
 ) -> RunResult:
     """Like ``run_benchmark`` with ``workers`` processes, each with its own real engine.
 
@@ -339,7 +404,9 @@ def run_parallel(
     context = multiprocessing.get_context("spawn")
     by_id: dict[str, ItemResult] = {}
     with context.Pool(
-        workers, initializer=_worker_init, initargs=(db, ablation, model, tuple(items))
+        workers,
+        initializer=_worker_init,
+        initargs=(db, ablation, model, tuple(items), engine_kind, llm_flags, engine_options),
     ) as pool:
         for done, result in enumerate(pool.imap_unordered(_worker_eval, items, chunksize=8), 1):
             by_id[result.item.id] = result

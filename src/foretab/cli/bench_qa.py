@@ -18,6 +18,20 @@ from rich.progress import (
 from rich.table import Table
 
 from foretab.cli.common import DbOption, exit_on_error
+from foretab.cli.engine_options import (
+    EngineOption,
+    FewshotOption,
+    MaxSqlIterationsOption,
+    ToolModelOption,
+)
+from foretab.cli.llm_options import (
+    LLMBaseUrlOption,
+    LLMCacheOption,
+    LLMConfigOption,
+    LLMModelOption,
+    LLMRecordOption,
+    LLMReplayOption,
+)
 from foretab.cli.main import bench_app
 
 console = Console(stderr=True)
@@ -107,13 +121,37 @@ def run(
     workers: Annotated[
         int, typer.Option(help="Processes, each with its own engine (1 = in this process).")
     ] = 1,
+    engine: EngineOption = "rules",
+    fewshot: FewshotOption = None,
+    max_sql_iterations: MaxSqlIterationsOption = 25,
+    tool_model: ToolModelOption = None,
+    llm_base_url: LLMBaseUrlOption = None,
+    llm_model: LLMModelOption = None,
+    llm_cache: LLMCacheOption = None,
+    llm_config: LLMConfigOption = None,
+    llm_record: LLMRecordOption = None,
+    llm_replay: LLMReplayOption = None,
 ) -> None:
-    """Ask the engine every question of DATASET and score it (ODTQA-FoRe metrics)."""
+    """Ask the engine every question of DATASET and score it (ODTQA-FoRe metrics).
+
+    With an LLM engine (--engine timefore|vanilla|hybrid) the report adds LLM calls,
+    tokens and seconds per question.
+    """
     from foretab.bench.qa_eval import ablation_spec, make_engine, run_benchmark, run_parallel
     from foretab.bench.qa_items import read_items
     from foretab.bench.qa_report import write_report
+    from foretab.cli.engine_options import llm_for
 
     ablation_spec(ablation)
+    flags = (llm_base_url, llm_model, llm_cache, llm_config, llm_record, llm_replay)
+    probe = llm_for(engine, flags)  # a missing LLM is one clear error, before any work
+    if probe is not None:
+        probe.close()
+    options = (
+        {"fewshot": fewshot, "max_sql_iterations": max_sql_iterations, "tool_model": tool_model}
+        if engine != "rules"
+        else {}
+    )
     items = read_items(dataset)
     if limit is not None:
         items = items[:limit]
@@ -126,17 +164,18 @@ def run(
         if workers > 1:
             result = run_parallel(
                 db, items, workers=workers, ablation=ablation, model=model,
-                dataset=str(dataset), progress=progress,
+                dataset=str(dataset), progress=progress, meta={"engine": engine},
+                engine_kind=engine, llm_flags=flags, engine_options=options,
             )  # fmt: skip
         else:
-            engine = make_engine(db, ablation, model, items)
+            built = make_engine(db, ablation, model, items, engine, flags, options)
             try:
                 result = run_benchmark(
-                    engine, items, ablation=ablation, model=model,
-                    dataset=str(dataset), progress=progress,
+                    built, items, ablation=ablation, model=model,
+                    dataset=str(dataset), progress=progress, meta={"engine": engine},
                 )  # fmt: skip
             finally:
-                close = getattr(engine, "close", None)
+                close = getattr(built, "close", None)
                 if callable(close):
                     close()
     data = result.to_dict()
@@ -158,7 +197,7 @@ def _print_run(data: dict[str, object]) -> None:
     grid = Table(title=f"bench run: {data['ablation_label']} ({data['questions']} questions)")
     grid.add_column("metric")
     grid.add_column("value", justify="right")
-    for section in ("forecasting", "reasoning", "history", "retrieval", "latency_ms"):
+    for section in ("forecasting", "reasoning", "history", "retrieval", "latency_ms", "llm"):
         values = data.get(section)
         if not isinstance(values, dict):
             continue
