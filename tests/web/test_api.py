@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 
+import anyio
+import httpx
+import pytest
 from typer.testing import CliRunner
 
 from foretab.cli.main import _register, app
-from tests.web.conftest import client_for
+from foretab.web import AppSettings, EnginePool, create_app
+from tests.web.conftest import TEST_HOSTS, banded_factory, client_for
 
 FORECAST = "What will the price of Bund Garden in Huangpu District, Shanghai be next month?"
+QUESTIONS = (
+    "Which of Bund Garden or Xintiandi Court in Huangpu, Shanghai will see a bigger price increase next year?",
+    "What was the highest price of Century Park Residence in Pudong New Area, Shanghai in 2021?",
+    "What will the monthly prices of Science City Residence in Huangpu District, Guangzhou be from February to May 2022?",
+    "What will the price of 外滩花园 in 黄浦区, 上海市 be next month?",
+)
 UNKNOWN = "What will the price of Crystal Palace in Huangpu District, Shanghai be next month?"
 
 
@@ -188,3 +200,83 @@ def test_no_cors_unless_asked(pool, client) -> None:
     with client_for(pool, cors_origins=("http://elsewhere.test",)) as cors:
         allowed = cors.get("/api/health", headers=origin).headers
         assert allowed["access-control-allow-origin"] == "http://elsewhere.test"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_concurrent_requests_never_share_an_engine(web_db) -> None:
+    lock = threading.Lock()
+    in_use: dict[int, tuple[int, int]] = {}  # engine -> (thread, depth)
+    overlaps: list[int] = []
+    most = [0]
+    base = banded_factory(web_db)
+
+    def tracked_factory(mode, warm):
+        engine = base(mode, warm)
+        ask, execute = engine.ask, engine.guard.execute
+
+        def guarded(work):
+            def run(*args):
+                me = threading.get_ident()
+                with lock:
+                    # ask() calls the guard itself: re-entry on the same thread is fine.
+                    thread, depth = in_use.get(id(engine), (me, 0))
+                    if thread != me:
+                        overlaps.append(id(engine))
+                    in_use[id(engine)] = (me, depth + 1)
+                    most[0] = max(most[0], len(in_use))
+                try:
+                    time.sleep(0.002)  # widen the window a race would need
+                    return work(*args)
+                finally:
+                    with lock:
+                        thread, depth = in_use[id(engine)]
+                        if depth == 1:
+                            del in_use[id(engine)]
+                        else:
+                            in_use[id(engine)] = (thread, depth - 1)
+
+            return run
+
+        engine.ask = guarded(ask)
+        engine.guard.execute = guarded(execute)
+        return engine
+
+    pool = EnginePool(tracked_factory, size=3, default="oracle")
+    questions = [FORECAST, *QUESTIONS]
+    try:
+        app = create_app(pool, AppSettings(allowed_hosts=TEST_HOSTS))
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+            expected = {}
+            for q in questions:
+                expected[q] = (await c.post("/api/ask", json={"question": q})).json()["answer"]
+            results: list[tuple[str, int, object]] = []
+
+            async def one(i: int) -> None:
+                if i % 5 == 4:
+                    r = await c.post(
+                        "/api/sql", json={"sql": "SELECT count(*) FROM foretab_catalog"}
+                    )
+                    results.append(("sql", r.status_code, r.json()["rows"]))
+                    return
+                q = questions[i % len(questions)]
+                r = await c.post("/api/ask", json={"question": q})
+                results.append((q, r.status_code, r.json()["answer"]))
+
+            async with anyio.create_task_group() as group:
+                for i in range(60):
+                    group.start_soon(one, i)
+    finally:
+        pool.close()
+    assert len(results) == 60
+    assert all(status == 200 for _, status, _ in results), results
+    for q, _, answer in results:
+        assert answer == ([[12]] if q == "sql" else expected[q])
+    assert not overlaps, "an engine was used by two requests at once"
+    assert 2 <= most[0] <= 3  # requests did run side by side, never more than the pool
+    assert pool.engines == 0  # closed

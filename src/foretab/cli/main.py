@@ -38,6 +38,7 @@ def _register() -> None:
         bench_forecast,
         bench_latency,
         bench_qa,
+        bench_serve,
         demo,
         query,
         serve,

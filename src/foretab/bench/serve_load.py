@@ -1,0 +1,186 @@
+"""Load test of ``foretab serve`` on loopback: bounded requests, fixed concurrency.
+
+Starts the server as its own process on a free 127.0.0.1 port, sends ``requests`` questions
+with ``concurrency`` in flight at once, then stops it. Reports throughput, latency
+percentiles, statuses, and the server's resident memory before and after (``/proc``).
+Traffic goes to loopback only, and the run is bounded in count and time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from foretab.errors import ForetabError
+
+#: Hard bound on one run, whatever the request count.
+MAX_SECONDS = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class LoadReport:
+    """One load run; latencies in milliseconds, memory in MiB."""
+
+    requests: int
+    concurrency: int
+    engines: int
+    future: str
+    seconds: float
+    throughput_rps: float
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+    max_ms: float
+    statuses: dict[str, int]
+    errors: int  # transport failures and 5xx: what must be zero
+    refused: int  # 4xx: questions the engine explained it cannot answer
+    rss_start_mib: float
+    rss_warm_mib: float
+    rss_end_mib: float
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _rss_mib(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+@contextlib.contextmanager
+def running_server(db: str, *, future: str, engines: int) -> Iterator[tuple[str, int]]:
+    """``foretab serve`` on a free loopback port: yields (base URL, pid)."""
+    import httpx
+
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k != "FORETAB_TOKEN"}
+    with tempfile.TemporaryFile("w+") as log:
+        command = [sys.executable, "-m", "foretab", "serve", "--db", db, "--port", str(port)]
+        command += ["--future", future, "--engines", str(engines)]
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                if process.poll() is not None:
+                    log.seek(0)
+                    raise ForetabError(f"foretab serve exited early:\n{log.read()[-2000:]}")
+                with contextlib.suppress(httpx.TransportError):
+                    if httpx.get(url + "/api/health", timeout=2).status_code == 200:
+                        break
+                if time.monotonic() > deadline:
+                    raise ForetabError("foretab serve did not answer /api/health within 60 s")
+                time.sleep(0.1)
+            yield url, process.pid
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+async def _load(
+    url: str, questions: Sequence[str], concurrency: int
+) -> tuple[list[float], Counter[str], float]:
+    import httpx
+
+    queue: asyncio.Queue[str] = asyncio.Queue()
+    for q in questions:
+        queue.put_nowait(q)
+    latencies: list[float] = []
+    statuses: Counter[str] = Counter()
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
+
+        async def worker() -> None:
+            while not queue.empty():
+                question = queue.get_nowait()
+                started = time.perf_counter()
+                try:
+                    response = await client.post("/api/ask", json={"question": question})
+                    statuses[str(response.status_code)] += 1
+                except httpx.HTTPError as error:
+                    statuses[type(error).__name__] += 1
+                latencies.append((time.perf_counter() - started) * 1000)
+
+        started = time.perf_counter()
+        await asyncio.wait_for(
+            asyncio.gather(*(worker() for _ in range(concurrency))), timeout=MAX_SECONDS
+        )
+        return latencies, statuses, time.perf_counter() - started
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    return (
+        statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+        if len(values) > 1
+        else values[0]
+    )
+
+
+def run_load(
+    db: str,
+    questions: Sequence[str],
+    *,
+    concurrency: int = 20,
+    engines: int = 4,
+    future: str = "model",
+    warmup: int = 20,
+) -> LoadReport:
+    """Serve ``db``, warm it with ``warmup`` questions, then time every question."""
+    if not questions:
+        raise ForetabError("no questions to send; is the store empty?")
+    with running_server(db, future=future, engines=engines) as (url, pid):
+        rss_start = _rss_mib(pid)
+        asyncio.run(_load(url, list(questions[:warmup]), min(concurrency, engines)))
+        rss_warm = _rss_mib(pid)
+        latencies, statuses, seconds = asyncio.run(_load(url, questions, concurrency))
+        rss_end = _rss_mib(pid)
+    errors = sum(n for s, n in statuses.items() if not s.isdigit() or int(s) >= 500)
+    refused = sum(n for s, n in statuses.items() if s.isdigit() and 400 <= int(s) < 500)
+    return LoadReport(
+        requests=len(latencies),
+        concurrency=concurrency,
+        engines=engines,
+        future=future,
+        seconds=round(seconds, 3),
+        throughput_rps=round(len(latencies) / seconds, 1),
+        p50_ms=round(_percentile(latencies, 50), 2),
+        p95_ms=round(_percentile(latencies, 95), 2),
+        p99_ms=round(_percentile(latencies, 99), 2),
+        max_ms=round(max(latencies), 2),
+        statuses=dict(sorted(statuses.items())),
+        errors=errors,
+        refused=refused,
+        rss_start_mib=round(rss_start, 1),
+        rss_warm_mib=round(rss_warm, 1),
+        rss_end_mib=round(rss_end, 1),
+    )
+
+
+def write_json(report: LoadReport, path: Path) -> None:
+    """The report as one JSON object."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(asdict(report), indent=2) + "\n", encoding="utf-8")
