@@ -1,16 +1,33 @@
 """The second line of defence: the connection itself refuses writes, files and the future.
 
-These tests bypass the AST rules and send statements straight to the executor's
-connection, as a bug in the rules would.
+These tests bypass the AST rules and send statements straight to the connection the
+guard's worker opens (``Backend.connect(purpose="guard")``), as a bug in the rules would.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import pytest
 from sql_stores import FUTURE_2022, HISTORY_2021
 
 from foretab.backend.postgres import READER_ROLE
+from foretab.sql.connect import resolve_target
 from foretab.sql.guard import GuardedExecutor
+
+
+@contextmanager
+def guard_connection(db: str, timeout_s: float = 5.0) -> Iterator[Any]:
+    """The driver connection exactly as the guard's worker opens it."""
+    target = resolve_target(db)
+    conn = target.backend.connect(target.history, purpose="guard", timeout_s=timeout_s)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
 
 DUCK_RAW = [
     pytest.param("CREATE TABLE evil (a INTEGER)", id="create"),
@@ -32,8 +49,8 @@ def test_duckdb_connection_refuses(store, clean_cwd, statement) -> None:
     import duckdb
 
     before = store.snapshot()
-    with GuardedExecutor(store.db) as guard, pytest.raises(duckdb.Error):
-        guard._conn.driver.execute(statement.format(fut=store.location.future))
+    with guard_connection(store.db) as conn, pytest.raises(duckdb.Error):
+        conn.driver.execute(statement.format(fut=store.location.future))
     assert store.snapshot() == before
 
 
@@ -56,19 +73,19 @@ def test_postgres_connection_refuses(store, clean_cwd, statement) -> None:
     import psycopg
 
     before = store.snapshot()
-    with GuardedExecutor(store.db) as guard:
-        assert guard.role == READER_ROLE
+    with guard_connection(store.db) as conn:
+        assert conn.role == READER_ROLE
         with pytest.raises(psycopg.Error):
-            guard._conn.driver.execute(statement)
-        guard._conn.driver.rollback()
+            conn.driver.execute(statement)
+        conn.driver.rollback()
     assert store.snapshot() == before
 
 
 def test_postgres_session_is_read_only_with_a_timeout(store) -> None:
     if store.backend != "postgresql":
         pytest.skip("PostgreSQL settings")
-    with GuardedExecutor(store.db, timeout_s=2.5) as guard:
-        conn = guard._conn.driver
+    with guard_connection(store.db, timeout_s=2.5) as guard_conn:
+        conn = guard_conn.driver
         assert conn.execute("SHOW transaction_read_only").fetchone()[0] == "on"
         assert conn.execute("SHOW statement_timeout").fetchone()[0] == "2500ms"
         assert conn.execute("SELECT current_user").fetchone()[0] == READER_ROLE
@@ -88,8 +105,8 @@ def test_postgres_reader_cannot_connect_to_the_future(store) -> None:
 
 def test_the_future_store_is_not_visible(store) -> None:
     """The executor's connection has no database or table of the future store at all."""
-    with GuardedExecutor(store.db) as guard:
-        conn = guard._conn.driver
+    with guard_connection(store.db) as guard_conn:
+        conn = guard_conn.driver
         if store.backend == "duckdb":
             names = {
                 r[0]
@@ -130,9 +147,9 @@ def test_postgres_without_reader_grants_falls_back_read_only(pg_db, clean_cwd) -
             "INSERT INTO foretab_catalog VALUES ('project_price_table_d_c_2021', 'T', 'C', 'D', 2021, 1)"
         )
         conn.execute("INSERT INTO project_price_table_d_c_2021 VALUES (1.5)")
-    with GuardedExecutor(pg_db) as guard:
+    with GuardedExecutor(pg_db) as guard, guard_connection(pg_db) as conn:
         assert guard.role == "postgres"
         assert guard.execute("SELECT price FROM project_price_table_d_c_2021").rows == ((1.5,),)
         with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
-            guard._conn.driver.execute("CREATE TABLE evil (a INTEGER)")
-        guard._conn.driver.rollback()
+            conn.driver.execute("CREATE TABLE evil (a INTEGER)")
+        conn.driver.rollback()

@@ -9,7 +9,8 @@ parameters. Nothing is ever pasted into SQL text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -24,11 +25,45 @@ Purpose = Literal["guard", "trusted"]
 
 @dataclass(frozen=True, slots=True)
 class Rows:
-    """Rows of one query; ``more`` says rows beyond ``max_rows`` existed."""
+    """Rows of one query; ``more`` says rows beyond the caps existed.
+
+    ``by_bytes`` says the byte cap (not the row cap) cut the result.
+    """
 
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
     more: bool = False
+    by_bytes: bool = False
+
+
+_BATCH = 256
+
+
+def collect(
+    fetchmany: Callable[[int], Sequence[tuple[Any, ...]]],
+    max_rows: int | None,
+    max_bytes: int | None,
+) -> tuple[list[tuple[Any, ...]], bool, bool]:
+    """Fetch rows in batches up to the caps: ``(rows, more, cut_by_bytes)``.
+
+    Bytes are the rows' in-memory size (``sys.getsizeof`` of every value), counted as
+    they arrive, so a result of huge values stops at the cap instead of filling memory.
+    """
+    rows: list[tuple[Any, ...]] = []
+    size = 0
+    while True:
+        want = _BATCH if max_rows is None else min(_BATCH, max_rows + 1 - len(rows))
+        batch = fetchmany(want)
+        for row in batch:
+            if max_rows is not None and len(rows) >= max_rows:
+                return rows, True, False
+            if max_bytes is not None:
+                size += sys.getsizeof(row) + sum(sys.getsizeof(v) for v in row)
+                if size > max_bytes:
+                    return rows, True, True
+            rows.append(row)
+        if len(batch) < want:
+            return rows, False, False
 
 
 class ReadConnection(Protocol):
@@ -50,9 +85,17 @@ class ReadConnection(Protocol):
         ...
 
     def fetch(
-        self, query: exp.Expression, params: Sequence[object] = (), *, max_rows: int | None = None
+        self,
+        query: exp.Expression,
+        params: Sequence[object] = (),
+        *,
+        max_rows: int | None = None,
+        max_bytes: int | None = None,
     ) -> Rows:
         """Run one query AST with ``params`` bound to its ``?`` placeholders, in order.
+
+        At most ``max_rows`` rows and ``max_bytes`` bytes of them are fetched (``more``
+        says whether anything was left).
 
         Raises ``QueryError`` when the database refuses or fails, ``QueryTimeoutError``
         when it was interrupted (``interrupt`` or a server-side timeout).
@@ -97,10 +140,18 @@ class Backend(Protocol):
         """``identifier`` as a quoted SQL identifier of this dialect."""
         ...
 
-    def connect(self, target: str, *, purpose: Purpose, timeout_s: float) -> ReadConnection:
+    def connect(
+        self,
+        target: str,
+        *,
+        purpose: Purpose,
+        timeout_s: float | None,
+        memory_bytes: int | None = None,
+    ) -> ReadConnection:
         """Open ``target`` (a DuckDB path or a ``postgresql://`` URL) read-only.
 
-        ``timeout_s`` is the server-side statement limit where the engine has one.
+        ``timeout_s`` is the server-side statement limit where the engine has one;
+        ``memory_bytes`` the memory this process may use (an embedded engine gets half).
         Raises ``StoreError`` when the database cannot be opened.
         """
         ...

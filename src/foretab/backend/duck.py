@@ -16,7 +16,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from foretab.backend.base import BackendName, Purpose, Rows, count_params, quote
+from foretab.backend.base import BackendName, Purpose, Rows, collect, count_params, quote
 from foretab.errors import QueryError, QueryTimeoutError, StoreError
 
 MEMORY_LIMIT = "1GB"
@@ -42,7 +42,12 @@ class DuckDBBackend:
         return quote(identifier, self.dialect)
 
     def connect(
-        self, target: str, *, purpose: Purpose, timeout_s: float | None = None
+        self,
+        target: str,
+        *,
+        purpose: Purpose,
+        timeout_s: float | None = None,
+        memory_bytes: int | None = None,
     ) -> DuckDBConnection:
         del purpose, timeout_s  # one locked-down configuration; the guard times queries itself
         import duckdb
@@ -59,7 +64,8 @@ class DuckDBBackend:
             "allow_community_extensions": False,
             # No temp files: a runaway query fails on memory instead of writing to disk.
             "temp_directory": "",
-            "memory_limit": MEMORY_LIMIT,
+            # Half the process cap: DuckDB fails cleanly at its limit, before the OS refuses.
+            "memory_limit": MEMORY_LIMIT if memory_bytes is None else f"{memory_bytes // 2}B",
             "threads": max(1, min(4, os.cpu_count() or 1)),
             # No pandas/Arrow objects of the calling Python frame as tables.
             "python_enable_replacements": False,
@@ -82,7 +88,12 @@ class DuckDBConnection:
         self.driver = driver
 
     def fetch(
-        self, query: exp.Expression, params: Sequence[object] = (), *, max_rows: int | None = None
+        self,
+        query: exp.Expression,
+        params: Sequence[object] = (),
+        *,
+        max_rows: int | None = None,
+        max_bytes: int | None = None,
     ) -> Rows:
         import duckdb
 
@@ -97,16 +108,20 @@ class DuckDBConnection:
             raise QueryError("the connection is closed; open the store again")
         try:
             cursor = self.driver.execute(sql, values)
-            rows = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows + 1)
             columns = tuple(d[0] for d in cursor.description or ())
+            if max_rows is None and max_bytes is None:
+                return Rows(columns, tuple(cursor.fetchall()))
+            rows, more, by_bytes = collect(cursor.fetchmany, max_rows, max_bytes)
         except duckdb.InterruptException:
             raise QueryTimeoutError("the query was interrupted") from None
+        except duckdb.OutOfMemoryException:
+            raise QueryError(
+                "the query ran out of memory and was stopped; narrow it (fewer rows, "
+                "smaller values)"
+            ) from None
         except duckdb.Error as error:
             raise QueryError(_first_line(error, "the query failed")) from None
-        more = max_rows is not None and len(rows) > max_rows
-        if more:
-            rows = rows[:max_rows]
-        return Rows(columns, tuple(rows), more)
+        return Rows(columns, tuple(rows), more, by_bytes)
 
     def relation_names(self) -> frozenset[str]:
         query = sqlglot.parse_one(_RELATIONS_SQL, read="duckdb")

@@ -20,7 +20,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 
-from foretab.backend.base import BackendName, Purpose, Rows, count_params, quote
+from foretab.backend.base import BackendName, Purpose, Rows, collect, count_params, quote
 from foretab.errors import QueryError, QueryTimeoutError, StoreError
 
 READER_ROLE = "foretab_reader"
@@ -62,8 +62,14 @@ class PostgresBackend:
         return quote(identifier, self.dialect)
 
     def connect(
-        self, target: str, *, purpose: Purpose, timeout_s: float | None = None
+        self,
+        target: str,
+        *,
+        purpose: Purpose,
+        timeout_s: float | None = None,
+        memory_bytes: int | None = None,
     ) -> PostgresConnection:
+        del memory_bytes  # the server's memory is the server's; results arrive capped
         import psycopg
 
         options = _options(timeout_s)
@@ -78,6 +84,7 @@ class PostgresBackend:
                 connect_timeout=CONNECT_TIMEOUT_S,
                 cursor_factory=psycopg.RawCursor,
             )
+            driver.server_cursor_factory = psycopg.RawServerCursor
         except psycopg.Error as error:
             raise StoreError(
                 f"cannot connect to PostgreSQL store {redact(target)}: "
@@ -104,7 +111,12 @@ class PostgresConnection:
         return row[0] if row else None
 
     def fetch(
-        self, query: exp.Expression, params: Sequence[object] = (), *, max_rows: int | None = None
+        self,
+        query: exp.Expression,
+        params: Sequence[object] = (),
+        *,
+        max_rows: int | None = None,
+        max_bytes: int | None = None,
     ) -> Rows:
         import psycopg
 
@@ -119,23 +131,31 @@ class PostgresConnection:
         if conn is None:
             raise QueryError("the connection is closed; open the store again")
         try:
-            # Always the extended protocol (a parameter list, even empty): one statement only.
-            with conn.cursor() as cursor:
+            if max_rows is None and max_bytes is None:
+                # Always the extended protocol (a parameter list, even empty): one statement.
+                with conn.cursor() as cursor:
+                    cursor.execute(sql, values)
+                    columns = tuple(d.name for d in cursor.description or ())
+                    return Rows(columns, tuple(cursor.fetchall()))
+            # Capped reads go through a server-side cursor: rows arrive in batches and stop
+            # at the caps instead of the whole result landing in this process first.
+            with conn.cursor(name="foretab_guard") as cursor:
                 cursor.execute(sql, values)
-                rows = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows + 1)
                 columns = tuple(d.name for d in cursor.description or ())
+                rows, more, by_bytes = collect(cursor.fetchmany, max_rows, max_bytes)
+            return Rows(columns, tuple(rows), more, by_bytes)
         except psycopg.errors.QueryCanceled:
             raise QueryTimeoutError("the query was cancelled at its time limit") from None
         except psycopg.Error as error:
             raise QueryError(_first_line(error, "the query failed")) from None
+        except MemoryError:
+            raise QueryError(
+                "the query's result did not fit in memory and was stopped; narrow it"
+            ) from None
         finally:
             # Never commit: end the read-only transaction whatever happened.
             with contextlib.suppress(psycopg.Error):
                 conn.rollback()
-        more = max_rows is not None and len(rows) > max_rows
-        if more:
-            rows = rows[:max_rows]
-        return Rows(columns, tuple(rows), more)
 
     def relation_names(self) -> frozenset[str]:
         query = sqlglot.parse_one(_RELATIONS_SQL, read="postgres")
@@ -178,6 +198,7 @@ def _connect_as_reader(url: str, options: str) -> Any | None:
         )
     except psycopg.OperationalError:
         return None
+    driver.server_cursor_factory = psycopg.RawServerCursor
     driver.read_only = True
     return driver
 

@@ -49,7 +49,9 @@ def sql(
 
 def _print_table(result: QueryResult, max_rows: int) -> None:
     title = f"{len(result.rows)} row{'s' if len(result.rows) != 1 else ''}"
-    if result.truncated:
+    if result.truncated_by == "bytes":
+        title += " (truncated: the result reached the guard's size cap; narrow the query)"
+    elif result.truncated:
         title += f" (truncated at {max_rows}; raise --max-rows to see more)"
     table = Table(title=title)
     for name in result.columns:

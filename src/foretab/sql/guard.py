@@ -3,7 +3,8 @@
 A statement (SQL text or a sqlglot AST with ``?`` placeholders) is parsed, checked by the
 rules in ``foretab.sql.rules``, given a row cap, regenerated for the backend's dialect
 without comments (what runs is exactly what was checked) and run on a read-only
-connection with a time limit::
+connection — all of it in a worker process (``foretab.sql.worker``) that is killed at the
+hard deadline and whose memory is capped (``foretab.sql.limits``)::
 
     with GuardedExecutor("corpus.duckdb") as guard:
         result = guard.execute("SELECT * FROM foretab_catalog WHERE year = ?", [2021])
@@ -11,34 +12,28 @@ connection with a time limit::
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 from sqlglot import exp
 
-from foretab.backend import ReadConnection, column, count_params, table
-from foretab.errors import GuardError, QueryError, QueryTimeoutError, StoreError
+from foretab.errors import GuardError, QueryError, QueryTimeoutError
 from foretab.sql.connect import HistoryTarget, LocationLike, resolve_target
-from foretab.sql.rules import RULES, check_query, parse_single
-from foretab.store.naming import CATALOG_TABLE, is_table_name
-
-DEFAULT_MAX_ROWS = 10_000
-DEFAULT_TIMEOUT_S = 5.0
-
-
-@dataclass(frozen=True, slots=True)
-class QueryResult:
-    """Rows of one guarded query; ``truncated`` says more rows existed than ``max_rows``."""
-
-    columns: tuple[str, ...]
-    rows: tuple[tuple[Any, ...], ...]
-    truncated: bool
-    elapsed_s: float
-    sql: str = ""
+from foretab.sql.limits import (
+    DEFAULT_MAX_QUERY_CHARS,
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_MAX_ROWS,
+    DEFAULT_MEMORY_BYTES,
+    DEFAULT_TIMEOUT_S,
+    OPEN_TIMEOUT_S,
+    GuardLimits,
+    describe_bytes,
+)
+from foretab.sql.pool import DeadlineExceeded, Worker, WorkerDied, acquire, prestart, release
+from foretab.sql.result import QueryResult
+from foretab.sql.rules import RULES
+from foretab.sql.worker import Failure, Opened, OpenRequest, Prepared, QueryRequest
 
 
 class GuardedExecutor:
@@ -56,24 +51,43 @@ class GuardedExecutor:
         *,
         max_rows: int = DEFAULT_MAX_ROWS,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+        max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
+        memory_bytes: int = DEFAULT_MEMORY_BYTES,
     ) -> None:
-        if max_rows < 1:
-            raise QueryError(f"max_rows must be at least 1, got {max_rows}")
-        if timeout_s <= 0:
-            raise QueryError(f"timeout_s must be positive, got {timeout_s}")
-        self.target: HistoryTarget = resolve_target(location)
-        self.max_rows = max_rows
-        self.timeout_s = timeout_s
-        self._conn: ReadConnection | None = self.target.backend.connect(
-            self.target.history, purpose="guard", timeout_s=timeout_s
+        self.limits = GuardLimits(
+            timeout_s=timeout_s,
+            max_rows=max_rows,
+            max_result_bytes=max_result_bytes,
+            max_query_chars=max_query_chars,
+            memory_bytes=memory_bytes,
         )
-        self.role = self._conn.role
-        if allowed_tables is None:
-            allowed_tables = self._catalog_tables()
-        self.allowed_tables = frozenset(t.lower() for t in allowed_tables) | {CATALOG_TABLE}
-        self.reserved_names = self._conn.relation_names()
+        self.target: HistoryTarget = resolve_target(location)
+        self._open_request = OpenRequest(
+            backend=self.target.backend.name,
+            target=self.target.history,
+            timeout_s=timeout_s,
+            allowed_tables=None if allowed_tables is None else tuple(allowed_tables),
+            memory_bytes=memory_bytes,
+        )
+        self._worker: Worker | None = None
+        self._closed = False
+        opened = self._open()
+        self.role = opened.role
+        self.allowed_tables = frozenset(opened.allowed_tables)
+        self.reserved_names = frozenset(opened.reserved_names)
 
     # -- public API -------------------------------------------------------------------
+
+    @property
+    def max_rows(self) -> int:
+        """Row cap of every result (``truncated`` says when it was hit)."""
+        return self.limits.max_rows
+
+    @property
+    def timeout_s(self) -> float:
+        """Seconds a statement may run before it is stopped."""
+        return self.limits.timeout_s
 
     @property
     def dialect(self) -> str:
@@ -82,37 +96,29 @@ class GuardedExecutor:
 
     def prepare(self, sql: str | exp.Expression) -> str:
         """Check ``sql`` and return the capped statement that ``execute`` would run."""
-        return self._checked(sql).sql(dialect=self.dialect, comments=False)
+        reply = self._query(sql, (), prepare_only=True)
+        assert isinstance(reply, Prepared)
+        return reply.sql
 
     def execute(
         self, sql: str | exp.Expression, params: Sequence[Any] | None = None
     ) -> QueryResult:
         """Run one guarded query; raises ``GuardError`` (refused) or ``QueryError`` (failed)."""
-        query = self._checked(sql)
-        n_placeholders = count_params(query)
-        values = tuple(params or ())
-        if n_placeholders != len(values):
-            raise QueryError(
-                f"the query has {n_placeholders} placeholder(s) but {len(values)} parameter(s) "
-                "were given; pass one value per '?'"
-            )
-        text = query.sql(dialect=self.dialect, comments=False)
-        started = time.perf_counter()
-        rows = self._run(query, values)
-        elapsed = time.perf_counter() - started
-        return QueryResult(
-            columns=rows.columns,
-            rows=rows.rows,
-            truncated=rows.more,
-            elapsed_s=elapsed,
-            sql=text,
-        )
+        reply = self._query(sql, tuple(params or ()), prepare_only=False)
+        assert isinstance(reply, QueryResult)
+        return reply
 
     def close(self) -> None:
-        """Close the connection (idempotent)."""
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
+        """Close the session and hand the worker back (idempotent)."""
+        self._closed = True
+        worker, self._worker = self._worker, None
+        if worker is None:
+            return
+        try:
+            worker.call("close", OPEN_TIMEOUT_S)
+        except QueryError:
+            return  # killed or dead: never reused
+        release(worker)
 
     def __enter__(self) -> GuardedExecutor:
         return self
@@ -125,54 +131,77 @@ class GuardedExecutor:
     ) -> None:
         self.close()
 
+    def __del__(self) -> None:
+        worker = getattr(self, "_worker", None)
+        if worker is not None:
+            worker.kill()
+
     # -- internals --------------------------------------------------------------------
 
-    def _catalog_tables(self) -> list[str]:
-        assert self._conn is not None
-        query = exp.select(column("table_name")).from_(table(CATALOG_TABLE))
+    def _open(self) -> Opened:
+        worker = acquire(self.limits.memory_bytes)
         try:
-            rows = self._conn.fetch(query).rows
+            reply = worker.call(self._open_request, OPEN_TIMEOUT_S)
         except QueryError as error:
-            self.close()
-            raise StoreError(
-                f"{self.target.history!r} has no readable {CATALOG_TABLE} table "
-                f"({error.message}); is it a foretab store? Build one with "
-                "`foretab ingest PATH --db DB`"
+            worker.kill()
+            raise QueryError(
+                f"the SQL guard's worker process could not open the store ({error.message}); "
+                "try again, and check free memory"
             ) from None
-        names = [row[0] for row in rows]
-        bad = [name for name in names if not is_table_name(name)]
-        if bad:
-            self.close()
-            raise StoreError(
-                f"{CATALOG_TABLE} of {self.target.history!r} lists {bad[0]!r:.80}, which is not "
-                "a foretab price table; the store was not written by foretab. Rebuild it with "
-                "`foretab ingest PATH --db DB`"
-            )
-        return names
+        if isinstance(reply, Failure):
+            release(worker)
+            raise reply.error()
+        assert isinstance(reply, Opened)
+        self._worker = worker
+        return reply
 
-    def _checked(self, sql: str | exp.Expression) -> exp.Query:
-        if self._conn is None:
+    def _query(
+        self, sql: str | exp.Expression, params: tuple[Any, ...], *, prepare_only: bool
+    ) -> object:
+        if self._closed:
             raise QueryError("the executor is closed; open a new GuardedExecutor")
-        if isinstance(sql, str):
-            statement = parse_single(sql, self.dialect)
-        elif isinstance(sql, exp.Expression):
-            statement = sql.copy()
-        else:
-            raise GuardError("parse-error", f"expected SQL text or a sqlglot AST, got {type(sql)}")
-        try:
-            query = check_query(statement, self.allowed_tables, self.reserved_names)
-            # Generating once here surfaces generator failures as refusals, not crashes.
-            query.sql(dialect=self.dialect)
-        except RecursionError:
+        if isinstance(sql, str) and len(sql) > self.limits.max_query_chars:
             raise GuardError(
-                "parse-error", "the statement is nested too deeply to check; simplify it"
+                "query-size",
+                f"the statement is {len(sql):,} characters long; the limit is "
+                f"{self.limits.max_query_chars:,}. Shorten it (fewer literals, a join instead "
+                "of a long IN list)",
+            )
+        if self._worker is None:
+            self._open()  # the last worker was killed at a deadline: a fresh one
+        worker = self._worker
+        assert worker is not None
+        request = QueryRequest(
+            sql=sql,
+            params=params,
+            prepare_only=prepare_only,
+            max_rows=self.limits.max_rows,
+            max_result_bytes=self.limits.max_result_bytes,
+            timeout_s=self.limits.timeout_s,
+        )
+        try:
+            reply = worker.call(request, self.limits.hard_deadline_s)
+        except DeadlineExceeded:
+            self._worker = None
+            prestart(self.limits.memory_bytes)
+            raise self._timeout_error() from None
+        except WorkerDied:
+            self._worker = None
+            prestart(self.limits.memory_bytes)
+            raise QueryError(
+                "the query stopped the SQL guard's worker process (most likely it ran out of "
+                f"memory; the cap is {describe_bytes(self.limits.memory_bytes)}); narrow it"
             ) from None
-        for node in query.find_all(exp.Placeholder):
-            if node.this not in (None, ""):
-                raise QueryError(
-                    f"named or numbered placeholder {node.sql()} is not supported; use '?'"
-                )
-        return _cap_rows(query, self.max_rows + 1)
+        if isinstance(reply, Failure):
+            if reply.fatal:
+                worker.kill()
+                self._worker = None
+                prestart(self.limits.memory_bytes)
+            error = reply.error()
+            if isinstance(error, QueryTimeoutError):
+                raise self._timeout_error()
+            raise error
+        return reply
 
     def _timeout_error(self) -> QueryError:
         return QueryError(
@@ -180,49 +209,6 @@ class GuardedExecutor:
             "narrow it (fewer tables, a WHERE clause) or raise the limit with --timeout "
             "(GuardedExecutor(timeout_s=...))"
         )
-
-    def _run(self, query: exp.Query, params: tuple[Any, ...]) -> Any:
-        conn = self._conn
-        assert conn is not None
-        fired = threading.Event()
-
-        def interrupt() -> None:
-            fired.set()
-            conn.interrupt()
-
-        # PostgreSQL also stops the statement server-side at timeout_s; this timer is the
-        # backstop there (e.g. a slow fetch) and the only limit on DuckDB.
-        timer = threading.Timer(self.timeout_s, interrupt)
-        timer.daemon = True
-        timer.start()
-        try:
-            # The cap was added to the query itself (max_rows + 1): ``more`` marks truncation.
-            return conn.fetch(query, params, max_rows=self.max_rows)
-        except QueryTimeoutError:
-            raise self._timeout_error() from None
-        except QueryError:
-            if fired.is_set():
-                raise self._timeout_error() from None
-            raise
-        finally:
-            timer.cancel()
-
-
-def _cap_rows(query: exp.Query, cap: int) -> exp.Query:
-    """Make the outermost query return at most ``cap`` rows without changing its meaning."""
-    limit = query.args.get("limit")
-    if limit is None and not query.args.get("offset"):
-        query.set("limit", exp.Limit(expression=exp.Literal.number(cap)))
-        return query
-    if isinstance(limit, exp.Limit):
-        value = limit.expression
-        if isinstance(value, exp.Literal) and not value.is_string and value.this.isdigit():
-            if int(value.this) > cap:
-                limit.set("expression", exp.Literal.number(cap))
-            return query
-    # Any other LIMIT/FETCH/OFFSET shape: wrap, so the original clauses apply first.
-    wrapped = exp.select("*").from_(query.subquery("foretab_result"))
-    return wrapped.limit(cap)
 
 
 def run_query(
@@ -243,6 +229,7 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "RULES",
     "GuardError",
+    "GuardLimits",
     "GuardedExecutor",
     "QueryError",
     "QueryResult",

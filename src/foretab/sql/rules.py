@@ -28,6 +28,7 @@ RULES: dict[str, str] = {
     "unknown-table": "only the store's catalog tables and CTEs defined in the query",
     "forbidden-function": "only allowlisted aggregate, window, arithmetic, text, date and cast "
     "functions (nothing that touches files, settings, sessions or runs SQL from a string)",
+    "query-size": "statements are at most 100,000 characters (GuardedExecutor max_query_chars)",
     "cte-name": "a CTE may not be named like an existing table, view or system relation",
 }
 

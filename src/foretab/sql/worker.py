@@ -1,0 +1,277 @@
+"""The guard's worker process: parses, checks and runs guarded statements under hard limits.
+
+Started by ``foretab.sql.pool`` with ``main([IN_FD, OUT_FD, MEMORY_BYTES])``;
+it caps its own address space (``RLIMIT_AS``) before touching a store, then serves one
+store session at a time over a pipe. The parent kills it at the hard deadline, so
+nothing here — parsing, planning, a regex over a huge string — can outlive the limit.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+import threading
+import time
+from collections.abc import Collection
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any, Literal
+
+from sqlglot import exp
+
+from foretab.errors import ForetabError, GuardError, QueryError, QueryTimeoutError, StoreError
+from foretab.sql.result import QueryResult
+from foretab.sql.statement import checked_query
+
+FailureKind = Literal["guard", "query", "store", "timeout"]
+
+
+@dataclass(frozen=True, slots=True)
+class OpenRequest:
+    """Open a store's history database for guarded queries."""
+
+    backend: str
+    target: str
+    timeout_s: float
+    allowed_tables: tuple[str, ...] | None
+    memory_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """The session is ready: who it runs as and what it may read."""
+
+    role: str
+    allowed_tables: tuple[str, ...]
+    reserved_names: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class QueryRequest:
+    """Check (and unless ``prepare_only``, run) one statement."""
+
+    sql: str | exp.Expression
+    params: tuple[Any, ...]
+    prepare_only: bool
+    max_rows: int
+    max_result_bytes: int
+    timeout_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """The capped statement that would run."""
+
+    sql: str
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A refusal or failure, rebuilt as the matching ``ForetabError`` by the parent."""
+
+    kind: FailureKind
+    message: str
+    rule: str = ""
+    fatal: bool = False  # the worker exits after sending it (e.g. memory exhausted)
+
+    @classmethod
+    def of(cls, error: ForetabError) -> Failure:
+        if isinstance(error, GuardError):
+            prefix = f"refused ({error.rule}): "
+            inner = error.message.removeprefix(prefix)
+            return cls("guard", inner, error.rule)
+        if isinstance(error, StoreError):
+            return cls("store", error.message)
+        if isinstance(error, QueryTimeoutError):
+            return cls("timeout", error.message)
+        return cls("query", error.message)
+
+    def error(self) -> ForetabError:
+        if self.kind == "guard":
+            return GuardError(self.rule, self.message)
+        if self.kind == "store":
+            return StoreError(self.message)
+        if self.kind == "timeout":
+            return QueryTimeoutError(self.message)
+        return QueryError(self.message)
+
+
+CATALOG_TABLE = "foretab_catalog"
+
+
+class _Session:
+    """One open history database."""
+
+    def __init__(self, request: OpenRequest) -> None:
+        from foretab.backend import get_backend
+
+        backend = get_backend(request.backend)
+        self.dialect = backend.dialect
+        self.conn = backend.connect(
+            request.target,
+            purpose="guard",
+            timeout_s=request.timeout_s,
+            memory_bytes=request.memory_bytes,
+        )
+        try:
+            tables = request.allowed_tables
+            if tables is None:
+                tables = tuple(self._catalog_tables(request.target))
+            self.allowed = frozenset(t.lower() for t in tables) | {CATALOG_TABLE}
+            self.reserved = self.conn.relation_names()
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def opened(self) -> Opened:
+        return Opened(self.conn.role, tuple(sorted(self.allowed)), tuple(sorted(self.reserved)))
+
+    def _catalog_tables(self, target: str) -> list[str]:
+        from foretab.backend import column, table
+        from foretab.store.naming import is_table_name
+
+        query = exp.select(column("table_name")).from_(table(CATALOG_TABLE))
+        try:
+            names = [row[0] for row in self.conn.fetch(query).rows]
+        except QueryError as error:
+            raise StoreError(
+                f"{_printable(target)} has no readable {CATALOG_TABLE} table "
+                f"({error.message}); is it a foretab store? Build one with "
+                "`foretab ingest PATH --db DB`"
+            ) from None
+        bad = [name for name in names if not is_table_name(name)]
+        if bad:
+            raise StoreError(
+                f"{CATALOG_TABLE} of {_printable(target)} lists {bad[0]!r:.80}, which is not a "
+                "foretab price table; the store was not written by foretab. Rebuild it with "
+                "`foretab ingest PATH --db DB`"
+            )
+        return names
+
+    def run(self, request: QueryRequest) -> QueryResult | Prepared:
+        fired = threading.Event()
+
+        def interrupt() -> None:
+            fired.set()
+            self.conn.interrupt()
+
+        # The engine is asked to stop at the limit; the parent kills this process soon
+        # after if it does not (planning, or work the engine cannot interrupt).
+        timer = threading.Timer(request.timeout_s, interrupt)
+        timer.daemon = True
+        started = time.perf_counter()
+        timer.start()
+        try:
+            return self._run(request, started)
+        except QueryError:
+            if fired.is_set():
+                raise QueryTimeoutError("the query hit its time limit") from None
+            raise
+        finally:
+            timer.cancel()
+
+    def _run(self, request: QueryRequest, started: float) -> QueryResult | Prepared:
+        query = checked_query(
+            request.sql, self.dialect, self.allowed, self.reserved, request.max_rows + 1
+        )
+        text = query.sql(dialect=self.dialect, comments=False)
+        if request.prepare_only:
+            return Prepared(text)
+        n_placeholders = sum(1 for _ in query.find_all(exp.Placeholder))
+        if n_placeholders != len(request.params):
+            raise QueryError(
+                f"the query has {n_placeholders} placeholder(s) but {len(request.params)} "
+                "parameter(s) were given; pass one value per '?'"
+            )
+        rows = self.conn.fetch(
+            query, request.params, max_rows=request.max_rows, max_bytes=request.max_result_bytes
+        )
+        return QueryResult(
+            columns=rows.columns,
+            rows=rows.rows,
+            truncated=rows.more,
+            elapsed_s=time.perf_counter() - started,
+            sql=text,
+            truncated_by=("bytes" if rows.by_bytes else "rows") if rows.more else "",
+        )
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _printable(target: str) -> str:
+    if target.startswith(("postgresql://", "postgres://")):
+        from foretab.backend.postgres import redact
+
+        return redact(target)
+    return repr(target)
+
+
+def _limit_memory(memory_bytes: int) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _handle(session: _Session | None, message: object) -> tuple[_Session | None, object]:
+    """One request -> (the session afterwards, the reply)."""
+    if isinstance(message, OpenRequest):
+        if session is not None:
+            session.close()
+        session = _Session(message)
+        return session, session.opened()
+    if isinstance(message, QueryRequest):
+        if session is None:
+            raise QueryError("no store is open in the guard worker; open a GuardedExecutor")
+        return session, session.run(message)
+    if message == "close":
+        if session is not None:
+            session.close()
+        return None, "closed"
+    raise QueryError(f"unknown request {type(message).__name__} to the guard worker")
+
+
+def serve(inbox: Connection, outbox: Connection, memory_bytes: int) -> None:
+    """Answer requests until the parent closes the pipe."""
+    _limit_memory(memory_bytes)
+    session: _Session | None = None
+    while True:
+        try:
+            message = inbox.recv()
+        except (EOFError, OSError):
+            return
+        fatal = False
+        try:
+            session, reply = _handle(session, message)
+        except ForetabError as error:
+            reply = Failure.of(error)
+        except MemoryError:
+            fatal = True
+            reply = Failure(
+                "query",
+                "the query ran out of memory (the guard's cap is "
+                f"{memory_bytes / 2**30:g} GiB) and was stopped; narrow it",
+                fatal=True,
+            )
+        except RecursionError:
+            reply = Failure(
+                "guard", "the statement is nested too deeply to check; simplify it", "parse-error"
+            )
+        except Exception as error:
+            reply = Failure("query", f"the guard worker failed: {type(error).__name__}: {error}")
+        try:
+            outbox.send(reply)
+        except MemoryError:
+            fatal = True
+            outbox.send(Failure("query", "the result did not fit in memory; narrow it", fatal=True))
+        if fatal:
+            return
+
+
+def main(argv: Collection[str] | None = None) -> None:
+    """Serve on the pipe file descriptors ``IN_FD OUT_FD`` under ``MEMORY_BYTES``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    in_fd, out_fd, memory = (int(a) for a in args)
+    # Nothing may write to the protocol pipe but ``serve``: stray prints go to stderr.
+    os.dup2(2, 1)
+    serve(Connection(in_fd, writable=False), Connection(out_fd, readable=False), memory)
