@@ -222,18 +222,18 @@ def build_engine(
         rules = Engine(db, future=future, model=model, **overrides)  # type: ignore[arg-type]
         rules.kind = "hybrid:rules"
 
-        def agents() -> Engine:
+        def agents() -> LLMEngine:
             built = build_engine(
                 db, "timefore", llm=llm, future=future, model=model, fewshot=fewshot_path,
                 max_sql_iterations=max_sql_iterations, tool_model=tool_model,
                 tool_imputer=tool_imputer, **overrides,
             )  # fmt: skip
-            assert isinstance(built, Engine)
+            assert isinstance(built, LLMEngine)
             built.kind = "hybrid:timefore"
             return built
 
         return HybridEngine(rules, agents)
-    built = Engine(db, future=future, model=model)  # type: ignore[arg-type]
+    built = LLMEngine(db, future=future, model=model)  # type: ignore[arg-type]
     try:
         if overrides["future_source"] is None and future != "model":
             overrides["future_source"] = built.future  # oracle / persistence ablations
@@ -250,6 +250,37 @@ def build_engine(
     return built
 
 
+class LLMEngine(Engine):
+    """An ``Engine`` whose stages talk to an LLM: failures carry the LLM steps so far.
+
+    Whatever a model sends, the question ends in a ``ForetabError``: an unexpected
+    exception inside an agent becomes an ``AgentError`` naming it (the cause is chained).
+    """
+
+    llm_session: AgentSession
+
+    def ask(self, question: str) -> Answer:
+        from foretab.core.answer import _step_doc
+        from foretab.timefore.errors import AgentError
+
+        try:
+            return super().ask(question)
+        except ForetabError as error:
+            failure: ForetabError = error
+        except Exception as error:
+            failure = AgentError(
+                f"the {self.kind} engine failed on the LLM's output ({type(error).__name__}: "
+                f"{error}); see the steps in `foretab ask ... --json`"
+            )
+            failure.__cause__ = error
+        session = getattr(self, "llm_session", None)
+        if session is not None:
+            failure.steps = [  # type: ignore[attr-defined]
+                _step_doc(s).model_dump(mode="json") for s in session.question_steps
+            ]
+        raise failure
+
+
 class HybridEngine:
     """Rules first; the TimeFore agents (built on first need) for what the rules cannot plan."""
 
@@ -258,11 +289,11 @@ class HybridEngine:
     def __init__(self, rules: Engine, agents: Any) -> None:
         self.rules = rules
         self._make_agents = agents
-        self._agents: Engine | None = None
+        self._agents: LLMEngine | None = None
         self.last_engine = "rules"
 
     @property
-    def agents(self) -> Engine:
+    def agents(self) -> LLMEngine:
         if self._agents is None:
             self._agents = self._make_agents()
         return self._agents

@@ -210,6 +210,11 @@ def test_garbage_replies_end_in_a_clear_error_within_the_budget(fake_openai, min
     error = json.loads(result.stdout)["error"]
     assert error["type"] == "AgentError" and "lorem ipsum" in error["message"]
     assert len(fake_openai.requests) == 3  # the caption call and its two bounded retries
+    # The failure report carries the LLM steps up to it: three calls, two retries.
+    steps = json.loads(result.stdout)["steps"]
+    assert [s["stage"] for s in steps] == ["llm", "retry", "llm", "retry", "llm"]
+    assert steps[0]["reply"] == "lorem ipsum, no list here"
+    assert "no usable answer" in steps[1]["reason"]
 
 
 def test_non_json_body_and_budget(fake_openai, mini_duckdb, tmp_path) -> None:
@@ -286,3 +291,50 @@ def test_vanilla_predicts_from_the_history(fake_openai, mini_duckdb) -> None:
     assert "<History Price>:[['January 2020'" in prompt
     assert answer.trace.future_source == "vanilla.llm-predicts"
     assert answer.trace.tables[-1] == "project_price_table_huangpu_district_shanghai_2021"
+
+
+def test_final_answer_sql_goes_through_the_guard_too(fake_openai, mini_duckdb) -> None:
+    before = _store_state(mini_duckdb)
+    finals = iter(
+        [
+            json.dumps({"sql": "DROP TABLE project_price_table_huangpu_district_shanghai_2021;"}),
+            "```sql\nSELECT * FROM foretab_meta\n```",
+            json.dumps({"sql": GOOD_SQL}) + "\nThis reads both years.",
+        ]
+    )
+    model = scripted()
+
+    def respond(body):
+        if "sqlQueryTool" in body["messages"][0]["content"]:
+            return next(finals)  # never calls the tool: the final SQL is checked anyway
+        return model(body)
+
+    fake_openai.respond_with(respond)
+    llm = OpenAIProvider(fake_openai.options())
+    with build_engine(mini_duckdb, "timefore", llm=llm, tool_model="drift") as engine:
+        answer = engine.ask(QUESTION)
+    retries = [s.reason for s in answer.trace.steps if s.stage == "retry"]
+    assert len(retries) == 2 and all("refused" in r for r in retries)
+    assert answer.answer == [[61234.5]]
+    assert _store_state(mini_duckdb) == before
+
+
+def test_sql_tool_with_a_wrong_argument_type_is_told_so(fake_openai, mini_duckdb) -> None:
+    calls = iter([{"sql_statement": 42}, {"query": GOOD_SQL}])
+    model = scripted()
+
+    def respond(body):
+        messages = body["messages"]
+        if "sqlQueryTool" in messages[0]["content"]:
+            if sum(m["role"] == "tool" for m in messages) < 2:
+                return ScriptedModel._tool("sqlQueryTool", next(calls))
+            return json.dumps({"sql": GOOD_SQL})
+        return model(body)
+
+    fake_openai.respond_with(respond)
+    llm = OpenAIProvider(fake_openai.options())
+    with build_engine(mini_duckdb, "timefore", llm=llm, tool_model="drift") as engine:
+        answer = engine.ask(QUESTION)
+    tools = [s for s in answer.trace.steps if s.stage == "tool" and s.tool == "sqlQueryTool"]
+    assert [t.ok for t in tools] == [False, True]
+    assert "must be a string of SQL, got int" in tools[0].result

@@ -52,7 +52,11 @@ def report_error(exc: ForetabError, *, as_json: bool) -> None:
     if exc.suggestions:
         print("Did you mean: " + "; ".join(exc.suggestions), file=sys.stderr)
     if as_json:
-        print(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, allow_nan=False))
+        doc: dict[str, object] = {"error": exc.to_dict()}
+        steps = getattr(exc, "steps", None)
+        if steps:  # an LLM engine's prompts, replies and tool calls up to the failure
+            doc["steps"] = steps
+        print(json.dumps(doc, ensure_ascii=False, allow_nan=False))
 
 
 def parse_month_option(value: str | None, option: str) -> Month | None:

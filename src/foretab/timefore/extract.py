@@ -17,8 +17,12 @@ Cell = str | float
 
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n?(.*?)(?:```|$)", re.DOTALL)
-_CAPTION = re.compile(r"Project Price Table for [^'\"\]\n]+?,\s*\d{4}", re.IGNORECASE)
-_SQL_START = re.compile(r"\b(WITH|SELECT)\b", re.IGNORECASE)
+_CAPTION = re.compile(r"Project Price Table for [^\"\]\n]+?,\s*\d{4}", re.IGNORECASE)
+# An apostrophe inside a word ("Bao'an") in a single-quoted Python string literal.
+_INWORD_QUOTE = re.compile(r"(?<=[A-Za-z])'(?=[A-Za-z])")
+_SQL_SHAPE = r"\b(?:SELECT\b[\s\S]+?\bFROM\b|WITH\s+\w+\s+AS\s*\()"
+# Upper-case keywords first: "I will select the rows from..." is prose, not SQL.
+_SQL_STARTS = (re.compile(_SQL_SHAPE), re.compile(_SQL_SHAPE, re.IGNORECASE))
 _REFUSAL = re.compile(
     r"\b(I can(?:'|no)t|I am unable|I'm unable|I cannot|as an AI|I won't|I will not)\b",
     re.IGNORECASE,
@@ -49,17 +53,18 @@ def _balanced(text: str, start: int, open_ch: str, close_ch: str) -> str | None:
     depth, quote, escaped = 0, "", False
     for i in range(start, len(text)):
         ch = text[i]
+        # An apostrophe inside a word ("Bao'an") neither opens nor closes a quote.
+        inword = ch == "'" and i > 0 and text[i - 1].isalnum() and text[i + 1 : i + 2].isalnum()
         if quote:
             if escaped:
                 escaped = False
             elif ch == "\\":
                 escaped = True
-            elif ch == quote:
+            elif ch == quote and not inword:
                 quote = ""
             continue
         if ch in "'\"":
-            # An apostrophe inside a word ("Bao'an") is not a quote in a Python literal.
-            if ch == "'" and i > 0 and text[i - 1].isalnum() and text[i + 1 : i + 2].isalnum():
+            if inword:
                 continue
             quote = ch
         elif ch == open_ch:
@@ -72,9 +77,11 @@ def _balanced(text: str, start: int, open_ch: str, close_ch: str) -> str | None:
 
 
 def _literal(span: str) -> object | None:
-    for loader in (json.loads, ast.literal_eval):
+    repaired = _INWORD_QUOTE.sub("\\'", span)
+    attempts = [(json.loads, span), (ast.literal_eval, span), (ast.literal_eval, repaired)]
+    for loader, text in attempts:
         try:
-            return loader(span)
+            return loader(text)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
     return None
@@ -128,7 +135,7 @@ def _sql_from_json(text: str) -> str | None:
 
 
 def _sql_from_prose(text: str) -> str | None:
-    match = _SQL_START.search(text)
+    match = _SQL_STARTS[0].search(text) or _SQL_STARTS[1].search(text)
     if match is None:
         return None
     body = text[match.start() :]

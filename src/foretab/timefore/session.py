@@ -78,6 +78,8 @@ class AgentSession:
         self.budget = CallBudget(max_calls)
         self.usage = LLMUsage()
         self._steps: list[Step] = []
+        #: every step of the current question (kept for the error report when it fails)
+        self.question_steps: list[Step] = []
 
     @property
     def model(self) -> str:
@@ -88,6 +90,11 @@ class AgentSession:
         self.budget = CallBudget(self.max_calls)
         self.usage = LLMUsage()
         self._steps = []
+        self.question_steps = []
+
+    def _record(self, step: Step) -> None:
+        self._steps.append(step)
+        self.question_steps.append(step)
 
     def take_steps(self) -> tuple[Step, ...]:
         """The steps recorded since the last call (each handed over once)."""
@@ -115,7 +122,7 @@ class AgentSession:
                 purpose=f"{agent}: {purpose}",
             )
         except Exception as error:
-            self._steps.append(
+            self._record(
                 RetryStep(agent, time.perf_counter() - started, f"LLM call failed: {error}", 0)
             )
             raise
@@ -136,17 +143,17 @@ class AgentSession:
             retry_reasons=call.retry_reasons,
             source=call.source,
         )
-        self._steps.append(step)
+        self._record(step)
         self.usage = self.usage.plus(step)
         return reply
 
     def tool(
         self, agent: str, name: str, arguments: str, result: str, ok: bool, seconds: float
     ) -> None:
-        self._steps.append(ToolCallStep(agent, seconds, name, arguments, result, ok))
+        self._record(ToolCallStep(agent, seconds, name, arguments, result, ok))
 
     def retry(self, agent: str, reason: str, attempt: int) -> None:
-        self._steps.append(RetryStep(agent, 0.0, reason, attempt))
+        self._record(RetryStep(agent, 0.0, reason, attempt))
 
 
 def ask_until(
