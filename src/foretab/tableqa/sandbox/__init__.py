@@ -1,5 +1,6 @@
 """Sandboxed execution of generated pandas code: ``run_code(code, df) -> SandboxResult``."""
 
+from foretab.tableqa.sandbox import zygote
 from foretab.tableqa.sandbox.policy import (
     ALLOWED_MODULES,
     CheckedCode,
@@ -26,4 +27,5 @@ __all__ = [
     "check_code",
     "probe",
     "run_code",
+    "zygote",
 ]

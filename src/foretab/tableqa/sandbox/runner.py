@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from foretab.tableqa.sandbox import zygote
 from foretab.tableqa.sandbox.policy import CodeRefused, check_code
 
 if TYPE_CHECKING:
@@ -205,22 +206,25 @@ def _child_ids(workdir: Path) -> tuple[int, int] | None:
     return uid, uid
 
 
-def _limits_preexec(limits: SandboxLimits) -> Any:
+def _rlimits(limits: SandboxLimits) -> list[tuple[int, int, int]]:
+    """``(resource, soft, hard)``; CPU: SIGXCPU at the soft limit, SIGKILL a second later."""
     mib = 1024 * 1024
-    settings = [
-        (resource.RLIMIT_AS, limits.memory_mb * mib),
-        (resource.RLIMIT_CPU, limits.cpu_s),
-        (resource.RLIMIT_NOFILE, limits.max_open_files),
-        (resource.RLIMIT_NPROC, limits.max_processes),
-        (resource.RLIMIT_FSIZE, limits.max_file_mb * mib),
-        (resource.RLIMIT_CORE, 0),
+    return [
+        (resource.RLIMIT_AS, limits.memory_mb * mib, limits.memory_mb * mib),
+        (resource.RLIMIT_CPU, limits.cpu_s, limits.cpu_s + 1),
+        (resource.RLIMIT_NOFILE, limits.max_open_files, limits.max_open_files),
+        (resource.RLIMIT_NPROC, limits.max_processes, limits.max_processes),
+        (resource.RLIMIT_FSIZE, limits.max_file_mb * mib, limits.max_file_mb * mib),
+        (resource.RLIMIT_CORE, 0, 0),
     ]
-    cpu_hard = limits.cpu_s + 1  # SIGXCPU at the soft limit, SIGKILL one second later
+
+
+def _limits_preexec(limits: SandboxLimits) -> Any:
+    settings = _rlimits(limits)
 
     def preexec() -> None:  # runs in the forked child: plain system calls only
-        for which, value in settings:
-            hard = cpu_hard if which == resource.RLIMIT_CPU else value
-            resource.setrlimit(which, (value, hard))
+        for which, soft, hard in settings:
+            resource.setrlimit(which, (soft, hard))
 
     return preexec
 
@@ -237,6 +241,16 @@ class _Outcome(BaseModel):
 
 
 def _spawn(stdin: bytes, workdir: Path, limits: SandboxLimits, uid: int | None) -> _Outcome:
+    warm = zygote.get(_CHILD_SOURCE, _CHILD_ENV)
+    if warm is not None:
+        try:
+            return _spawn_from_zygote(warm, stdin, workdir, limits, uid)
+        except zygote.ZygoteUnavailable as error:
+            log.warning("sandbox zygote unavailable (%s); starting a fresh process", error)
+    return _spawn_process(stdin, workdir, limits, uid)
+
+
+def _spawn_process(stdin: bytes, workdir: Path, limits: SandboxLimits, uid: int | None) -> _Outcome:
     started = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-I", "-B", "-c", _CHILD_SOURCE],
@@ -249,36 +263,15 @@ def _spawn(stdin: bytes, workdir: Path, limits: SandboxLimits, uid: int | None) 
         start_new_session=True,
         preexec_fn=_limits_preexec(limits),
     )
-    writer = threading.Thread(target=_feed, args=(process, stdin), daemon=True)
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    feed_fd = os.dup(process.stdin.fileno())  # _feed closes its own copy when done
+    process.stdin.close()
+    writer = threading.Thread(target=_feed, args=(feed_fd, stdin), daemon=True)
     writer.start()
-    cap = limits.max_result_chars * 4 + 65_536
-    out, err = bytearray(), bytearray()
-    timed_out = overflow = False
-    deadline = started + limits.wall_s
-    with selectors.DefaultSelector() as selector:
-        assert process.stdout is not None and process.stderr is not None
-        selector.register(process.stdout, selectors.EVENT_READ, out)
-        selector.register(process.stderr, selectors.EVENT_READ, err)
-        open_streams = 2
-        while open_streams:
-            remaining = deadline - time.perf_counter()
-            if remaining <= 0:
-                timed_out = True
-                break
-            for key, _ in selector.select(timeout=min(remaining, 0.5)):
-                chunk = os.read(key.fd, 65_536)
-                if not chunk:
-                    selector.unregister(key.fileobj)
-                    open_streams -= 1
-                    continue
-                key.data.extend(chunk)
-                if len(out) > cap or len(err) > cap:
-                    overflow = True
-            if overflow:
-                break
-            if process.poll() is not None and not selector.select(timeout=0):
-                # The child is done; a descendant it left may hold the pipes open forever.
-                break
+    streams = _read_streams(
+        process.stdout.fileno(), process.stderr.fileno(), started + limits.wall_s,
+        limits, lambda: process.poll() is not None,
+    )  # fmt: skip
     # Kill the whole group before reaping the leader, so the group id cannot be reused.
     _kill_group(process.pid)
     if uid is not None:
@@ -290,24 +283,102 @@ def _spawn(stdin: bytes, workdir: Path, limits: SandboxLimits, uid: int | None) 
         returncode = process.wait()
     writer.join(timeout=1)
     for stream in (process.stdout, process.stderr):
-        if stream is not None:
+        with contextlib.suppress(OSError):
             stream.close()
+    return _Outcome(returncode=returncode, wall_s=time.perf_counter() - started, **streams)
+
+
+def _spawn_from_zygote(
+    warm: zygote.Zygote, stdin: bytes, workdir: Path, limits: SandboxLimits, uid: int | None
+) -> _Outcome:
+    started = time.perf_counter()
+    data_r, data_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        pid = warm.fork(
+            {"workdir": str(workdir), "rlimits": _rlimits(limits)}, [data_r, out_w, err_w]
+        )
+    except zygote.ZygoteUnavailable:
+        for fd in (data_r, data_w, out_r, out_w, err_r, err_w):
+            os.close(fd)
+        raise
+    for fd in (data_r, out_w, err_w):
+        os.close(fd)
+    writer = threading.Thread(target=_feed, args=(data_w, stdin), daemon=True)
+    writer.start()
+    exited: list[int | None] = []
+
+    def finished() -> bool:
+        if not exited:
+            code = warm.exit_code(pid, timeout=0)
+            if code is not None:
+                exited.append(code)
+        return bool(exited)
+
+    try:
+        streams = _read_streams(out_r, err_r, started + limits.wall_s, limits, finished)
+    finally:
+        warm.kill(pid)
+        if uid is not None:
+            _kill_uid(uid)
+        writer.join(timeout=1)
+        for fd in (out_r, err_r):
+            os.close(fd)
+    returncode = exited[0] if exited else warm.exit_code(pid, timeout=10)
     return _Outcome(
-        returncode=returncode,
-        stdout=bytes(out),
-        stderr=bytes(err[:20_000]),
-        timed_out=timed_out,
-        overflow=overflow,
+        returncode=-signal.SIGKILL if returncode is None else returncode,
         wall_s=time.perf_counter() - started,
+        **streams,
     )
 
 
-def _feed(process: subprocess.Popen[bytes], data: bytes) -> None:
-    assert process.stdin is not None
-    with contextlib.suppress(BrokenPipeError, OSError):
-        process.stdin.write(data)
-    with contextlib.suppress(BrokenPipeError, OSError):
-        process.stdin.close()
+def _read_streams(
+    out_fd: int, err_fd: int, deadline: float, limits: SandboxLimits, finished: Any
+) -> dict[str, Any]:
+    """Read both pipes until EOF, the deadline, too much output, or the child has ended."""
+    cap = limits.max_result_chars * 4 + 65_536
+    out, err = bytearray(), bytearray()
+    timed_out = overflow = False
+    with selectors.DefaultSelector() as selector:
+        selector.register(out_fd, selectors.EVENT_READ, out)
+        selector.register(err_fd, selectors.EVENT_READ, err)
+        open_streams = 2
+        while open_streams:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                timed_out = True
+                break
+            for key, _ in selector.select(timeout=min(remaining, 0.1)):
+                chunk = os.read(key.fd, 65_536)
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                    open_streams -= 1
+                    continue
+                key.data.extend(chunk)
+                if len(out) > cap or len(err) > cap:
+                    overflow = True
+            if overflow:
+                break
+            if finished() and not selector.select(timeout=0):
+                # The child is done; a descendant it left may hold the pipes open forever.
+                break
+    return {
+        "stdout": bytes(out),
+        "stderr": bytes(err[:20_000]),
+        "timed_out": timed_out,
+        "overflow": overflow,
+    }
+
+
+def _feed(fd: int, data: bytes) -> None:
+    with contextlib.suppress(OSError):
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    with contextlib.suppress(OSError):
+        os.close(fd)
 
 
 def _kill_group(pgid: int) -> None:
