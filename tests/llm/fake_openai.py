@@ -7,7 +7,7 @@
         fake_openai.reply("late", delay_s=2.0)       # answers after 2 s
         fake_openai.garbage("not json")              # 200 with a non-JSON body
         fake_openai.respond_with(lambda body: "x")   # used once the queue is empty
-        llm = OpenAIProvider(fake_openai.options())  # base_url/model of this server
+        llm = fake_openai.provider()                 # OpenAIProvider on this server
         ...
         fake_openai.requests                         # every JSON body received, in order
 
@@ -99,6 +99,7 @@ class FakeOpenAIServer:
         self._responder: Responder | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self._providers: list[Any] = []
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
@@ -129,6 +130,14 @@ class FakeOpenAIServer:
         }
         values.update(overrides)
         return LLMOptions(**values)
+
+    def provider(self, **overrides: Any) -> Any:
+        """An ``OpenAIProvider`` on this server, closed with it (no stray sockets)."""
+        from foretab.llm import OpenAIProvider
+
+        llm = OpenAIProvider(self.options(**overrides))
+        self._providers.append(llm)
+        return llm
 
     def push(self, scripted: Scripted) -> FakeOpenAIServer:
         with self._lock:
@@ -190,6 +199,8 @@ class FakeOpenAIServer:
         if self._closed:
             return
         self._closed = True
+        for llm in self._providers:
+            llm.close()
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=5)

@@ -29,7 +29,7 @@ HELLO = [ChatMessage.system("be brief"), ChatMessage.user("hello")]
 
 def test_reply_text_tokens_and_request_body(fake_openai) -> None:
     fake_openai.reply("hi there", usage=(30, 4))
-    llm = OpenAIProvider(fake_openai.options(temperature=0.2, max_tokens=64))
+    llm = fake_openai.provider(temperature=0.2, max_tokens=64)
     reply = llm.chat(HELLO, purpose="greeting")
     assert reply.text == "hi there"
     assert reply.call.usage.prompt_tokens == 30
@@ -54,7 +54,7 @@ def test_tool_calls_round_trip(fake_openai) -> None:
         description="run SQL",
         parameters={"type": "object", "properties": {"sql": {"type": "string"}}},
     )
-    llm = OpenAIProvider(fake_openai.options())
+    llm = fake_openai.provider()
     first = llm.chat(HELLO, tools=[tool], tool_choice="auto")
     (call,) = first.tool_calls
     assert call.name == "sqlQueryTool" and call.parsed_arguments() == {"sql": "SELECT 1"}
@@ -70,14 +70,14 @@ def test_tool_calls_round_trip(fake_openai) -> None:
 
 def test_malformed_tool_arguments_are_a_clear_error(fake_openai) -> None:
     fake_openai.tool_call("f", "{not json")
-    reply = OpenAIProvider(fake_openai.options()).chat(HELLO, tools=[ToolSpec(name="f")])
+    reply = fake_openai.provider().chat(HELLO, tools=[ToolSpec(name="f")])
     with pytest.raises(LLMReplyError, match="not JSON"):
         reply.tool_calls[0].parsed_arguments()
 
 
 def test_retries_500_then_succeeds(fake_openai) -> None:
     fake_openai.error(500).error(503).reply("ok")
-    reply = OpenAIProvider(fake_openai.options(max_retries=3)).chat(HELLO)
+    reply = fake_openai.provider(max_retries=3).chat(HELLO)
     assert reply.text == "ok"
     assert reply.call.attempts == 3
     assert reply.call.retry_reasons == ("HTTP 500", "HTTP 503")
@@ -87,7 +87,7 @@ def test_retries_500_then_succeeds(fake_openai) -> None:
 def test_retries_run_out(fake_openai) -> None:
     fake_openai.error(500).error(500).error(500)
     with pytest.raises(LLMHTTPError, match="HTTP 500") as info:
-        OpenAIProvider(fake_openai.options(max_retries=2)).chat(HELLO)
+        fake_openai.provider(max_retries=2).chat(HELLO)
     assert info.value.status == 500
     assert len(fake_openai.requests) == 3
 
@@ -95,7 +95,7 @@ def test_retries_run_out(fake_openai) -> None:
 def test_429_honours_retry_after(fake_openai) -> None:
     fake_openai.error(429, retry_after=0.3).reply("ok")
     started = time.perf_counter()
-    reply = OpenAIProvider(fake_openai.options(max_backoff_s=1.0)).chat(HELLO)
+    reply = fake_openai.provider(max_backoff_s=1.0).chat(HELLO)
     assert reply.text == "ok" and reply.call.attempts == 2
     assert time.perf_counter() - started >= 0.3
 
@@ -103,13 +103,13 @@ def test_429_honours_retry_after(fake_openai) -> None:
 def test_client_errors_are_not_retried(fake_openai) -> None:
     fake_openai.error(404, "model not found").reply("never")
     with pytest.raises(LLMHTTPError, match="--llm-base-url"):
-        OpenAIProvider(fake_openai.options()).chat(HELLO)
+        fake_openai.provider().chat(HELLO)
     assert len(fake_openai.requests) == 1
 
 
 def test_timeout_then_retry_succeeds(fake_openai) -> None:
     fake_openai.reply("slow", delay_s=1.0).reply("fast")
-    reply = OpenAIProvider(fake_openai.options(timeout_s=0.3, max_retries=1)).chat(HELLO)
+    reply = fake_openai.provider(timeout_s=0.3, max_retries=1).chat(HELLO)
     assert reply.text == "fast"
     assert reply.call.retry_reasons == ("timeout after 0.3 s",)
 
@@ -118,14 +118,14 @@ def test_timeout_is_a_clear_error(fake_openai) -> None:
     fake_openai.reply("slow", delay_s=1.0)
     started = time.perf_counter()
     with pytest.raises(LLMTimeoutError, match=r"did not answer within 0\.3 s"):
-        OpenAIProvider(fake_openai.options(timeout_s=0.3, max_retries=0)).chat(HELLO)
+        fake_openai.provider(timeout_s=0.3, max_retries=0).chat(HELLO)
     assert time.perf_counter() - started < 0.9
 
 
 def test_garbage_body_is_an_error_not_a_crash(fake_openai) -> None:
     fake_openai.garbage("<html>oops</html>")
     with pytest.raises((LLMReplyError, LLMHTTPError, LLMConnectionError)):
-        OpenAIProvider(fake_openai.options(max_retries=0)).chat(HELLO)
+        fake_openai.provider(max_retries=0).chat(HELLO)
 
 
 def test_no_server_is_a_connection_error() -> None:
@@ -140,7 +140,7 @@ def test_no_server_is_a_connection_error() -> None:
 
 def test_budget_exhaustion_sends_nothing_more(fake_openai) -> None:
     fake_openai.replies("a", "b", "c")
-    llm = OpenAIProvider(fake_openai.options())
+    llm = fake_openai.provider()
     budget = CallBudget(2)
     llm.chat(HELLO, budget=budget)
     llm.chat(HELLO, budget=budget)
@@ -155,7 +155,8 @@ def test_cache_hit_costs_no_request(fake_openai, tmp_path) -> None:
     llm = OpenAIProvider(fake_openai.options(), cache=ResponseCache(cache_path))
     first = llm.chat(HELLO)
     # A new provider on the same file: a rerun of a benchmark.
-    again = OpenAIProvider(fake_openai.options(), cache=ResponseCache(cache_path)).chat(HELLO)
+    with OpenAIProvider(fake_openai.options(), cache=ResponseCache(cache_path)) as rerun:
+        again = rerun.chat(HELLO)
     assert again.text == first.text == "cached answer"
     assert again.call.source == "cache" and again.call.attempts == 0
     assert again.call.usage == first.call.usage

@@ -10,7 +10,6 @@ from typer.testing import CliRunner
 
 from foretab.bench.databench import load_questions, run_databench
 from foretab.bench.databench_score import compare
-from foretab.llm import OpenAIProvider
 from foretab.tableqa import SandboxLimits, TableQA
 from tests.tableqa.databench_solutions import FAST_IDS, SOLUTIONS, question_of, right, wrong
 
@@ -105,7 +104,7 @@ def scripted(databench_dir, make_reply):
 
 def harness(fake_openai, databench_dir, make_reply, ids, lite=False, pipeline="ag"):
     fake_openai.respond_with(scripted(databench_dir, make_reply))
-    llm = OpenAIProvider(fake_openai.options())
+    llm = fake_openai.provider()
     qa = TableQA(llm, pipeline, limits=SandboxLimits(wall_s=30, cpu_s=20))
     return run_databench(databench_dir, qa, lite=lite, ids=ids, workers=2)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from foretab.llm import OpenAIProvider
 from foretab.tableqa import AnswerType, SandboxLimits, TableQA, TableQAError
 from foretab.tableqa.preprocess import clean_name, prepare
 
@@ -16,7 +15,7 @@ def fenced(body: str) -> str:
 
 
 def qa(fake_openai, pipeline: str, **options) -> TableQA:
-    return TableQA(OpenAIProvider(fake_openai.options(**options)), pipeline, limits=LIMITS)
+    return TableQA(fake_openai.provider(**options), pipeline, limits=LIMITS)
 
 
 def test_ag_boolean_answer_and_prompt(fake_openai, ibm_hr) -> None:
