@@ -280,3 +280,39 @@ async def test_concurrent_requests_never_share_an_engine(web_db) -> None:
     assert not overlaps, "an engine was used by two requests at once"
     assert 2 <= most[0] <= 3  # requests did run side by side, never more than the pool
     assert pool.engines == 0  # closed
+
+
+def test_an_engine_the_server_does_not_offer_is_refused(client) -> None:
+    response = client.post("/api/ask", json={"question": FORECAST, "engine": "timefore"})
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["type"] == "EngineChoiceError"
+    assert "foretab serve --engine timefore" in error["message"]
+    assert client.get("/api/health").json()["engines"] == ["rules"]
+
+
+def test_hybrid_engine_served_next_to_the_rules(web_db, fake_openai) -> None:
+    from foretab.llm import OpenAIProvider
+    from foretab.web.pool import agent_factory
+
+    llm = OpenAIProvider(fake_openai.options())
+    pool = EnginePool(
+        banded_factory(web_db),
+        size=2,
+        default="oracle",
+        agents=("hybrid", agent_factory(web_db, llm)),
+    )
+    try:
+        with client_for(pool) as c:
+            assert c.get("/api/health").json()["engines"] == ["rules", "hybrid"]
+            rules = c.post("/api/ask", json={"question": FORECAST}).json()
+            hybrid = c.post("/api/ask", json={"question": FORECAST, "engine": "hybrid"})
+            assert hybrid.status_code == 200, hybrid.text
+            assert hybrid.json()["answer"] == rules["answer"] == [[59947.94]]
+            # The rules planned it, so the LLM was never called.
+            assert fake_openai.requests == []
+            vanilla = c.post("/api/ask", json={"question": FORECAST, "engine": "vanilla"})
+            assert vanilla.status_code == 422
+    finally:
+        pool.close()
+        llm.close()

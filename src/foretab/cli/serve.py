@@ -9,6 +9,15 @@ from typing import Annotated
 import typer
 
 from foretab.cli.common import DbOption, exit_on_error
+from foretab.cli.engine_options import EngineOption, llm_for
+from foretab.cli.llm_options import (
+    LLMBaseUrlOption,
+    LLMCacheOption,
+    LLMConfigOption,
+    LLMModelOption,
+    LLMRecordOption,
+    LLMReplayOption,
+)
 from foretab.cli.main import app
 from foretab.errors import ForetabError
 
@@ -56,6 +65,13 @@ def serve(
         list[str] | None,
         typer.Option(help="Allow browser calls from this origin (repeatable). Default: no CORS."),
     ] = None,
+    engine: EngineOption = "rules",
+    llm_base_url: LLMBaseUrlOption = None,
+    llm_model: LLMModelOption = None,
+    llm_cache: LLMCacheOption = None,
+    llm_config: LLMConfigOption = None,
+    llm_record: LLMRecordOption = None,
+    llm_replay: LLMReplayOption = None,
 ) -> None:
     """Serve the JSON API and the web page (/) for the store DB.
 
@@ -63,12 +79,15 @@ def serve(
     at /api/openapi.json.
 
     Binds loopback by default; binding any other address requires a token, which clients
-    send as 'Authorization: Bearer TOKEN'. Stop with Ctrl-C.
+    send as 'Authorization: Bearer TOKEN'. The rules engine is always served; --engine
+    timefore, vanilla or hybrid (with --llm-base-url, --llm-model) also offers that LLM
+    engine to requests that ask for it. Stop with Ctrl-C.
     """
     import uvicorn
 
     from foretab.web import AppSettings, EnginePool, create_app, engine_factory
     from foretab.web.gate import LOOPBACK_HOSTS
+    from foretab.web.pool import agent_factory
 
     if future not in ("model", "oracle", "none"):
         raise typer.BadParameter("use model, oracle or none", param_hint="--future")
@@ -83,7 +102,14 @@ def serve(
             f"binding to {host} would expose the API beyond this machine without a token; "
             "pass --token (or FORETAB_TOKEN), or keep the default --host 127.0.0.1"
         )
-    pool = EnginePool(engine_factory(db), size=engines, default=future)  # type: ignore[arg-type]
+    llm = llm_for(engine, (llm_base_url, llm_model, llm_cache, llm_config, llm_record, llm_replay))
+    agents = None if llm is None else (engine, agent_factory(db, llm))
+    try:
+        pool = EnginePool(engine_factory(db), size=engines, default=future, agents=agents)  # type: ignore[arg-type]
+    except BaseException:
+        if llm is not None:
+            llm.close()
+        raise
     try:
         problem = pool.future_problem()
         if problem is not None:
@@ -100,7 +126,8 @@ def serve(
         shown = f"[{host}]" if ":" in host else host
         print(
             f"foretab serve: http://{shown}:{port}/ — {pool.store_name}, "
-            f"{len(pool.projects)} projects, now = {pool.reference.iso}, future = {future}",
+            f"{len(pool.projects)} projects, now = {pool.reference.iso}, future = {future}, "
+            f"engines = {', '.join(pool.engine_names)}",
             file=sys.stderr,
         )
         uvicorn.run(
@@ -115,3 +142,5 @@ def serve(
         )
     finally:
         pool.close()
+        if llm is not None:
+            llm.close()

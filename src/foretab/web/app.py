@@ -19,7 +19,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import foretab
 from foretab.core.schema import AnswerDoc, ErrorDoc, dumps
-from foretab.engine import Engine
 from foretab.errors import ForetabError
 from foretab.sql.jsonable import json_value
 from foretab.web.errors import (
@@ -171,6 +170,7 @@ def _add_api(app: FastAPI, pool: EnginePool) -> None:
             tables=len(pool.catalog),
             projects=len(pool.projects),
             future=pool.default,
+            engines=list(pool.engine_names),
         )
 
     @app.get("/api/tables", response_model=TablesDoc, tags=["store"])
@@ -228,11 +228,10 @@ def _add_api(app: FastAPI, pool: EnginePool) -> None:
     @app.post("/api/ask", response_model=AnswerDoc, responses=_ERRORS, tags=["questions"])
     async def ask(request: AskRequest) -> Response:
         """Answer a question: the same object as `foretab ask --json`."""
-
-        def answer(engine: Engine) -> str:
-            return dumps(engine.ask(request.question).to_doc())
-
-        return _json(await pool.run(request.future, answer))
+        rendered = await pool.ask(
+            request.engine, request.future, request.question, lambda a: dumps(a.to_doc())
+        )
+        return _json(rendered)
 
     @app.post("/api/sql", response_model=SqlResultDoc, responses=_ERRORS, tags=["store"])
     async def sql(request: SqlRequest) -> SqlResultDoc:

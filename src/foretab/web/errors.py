@@ -17,6 +17,7 @@ from foretab.errors import (
     QuestionError,
     StoreError,
 )
+from foretab.timefore.errors import EngineChoiceError
 
 
 class HttpError(ForetabError):
@@ -73,7 +74,7 @@ def status_for(error: ForetabError) -> int:
         return error.status
     if isinstance(error, GuardError | QueryError):
         return 400
-    if isinstance(error, QuestionError | ForecastError):
+    if isinstance(error, QuestionError | ForecastError | EngineChoiceError):
         return 422
     if isinstance(error, StoreError):
         return 503

@@ -18,7 +18,7 @@ MAX_QUESTION_CHARS = 500
 MAX_SQL_CHARS = 10_000
 
 FutureName = Literal["model", "oracle", "none"]
-EngineName = Literal["rules"]
+EngineName = Literal["rules", "timefore", "vanilla", "hybrid"]
 
 
 class AskRequest(Doc):
@@ -32,7 +32,9 @@ class AskRequest(Doc):
         ],
     )
     engine: EngineName = Field(
-        "rules", description="question engine; 'rules' (no LLM) is the one served"
+        "rules",
+        description="question engine: 'rules' (no LLM), or the LLM engine the server was "
+        "started with (`foretab serve --engine`); see /api/health 'engines'",
     )
     future: FutureName | None = Field(
         None,
@@ -105,3 +107,4 @@ class HealthDoc(Doc):
     tables: int
     projects: int
     future: FutureName
+    engines: list[str] = Field(description="engines a request may ask for")

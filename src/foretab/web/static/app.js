@@ -167,6 +167,7 @@
     try {
       const body = { question };
       if ($("future").value) body.future = $("future").value;
+      if ($("engine").value && $("engine").value !== "rules") body.engine = $("engine").value;
       const doc = await api("/api/ask", body);
       lastDoc = doc;
       $("result").hidden = false;
@@ -206,6 +207,15 @@
     try {
       const health = await api("/api/health");
       $("store").textContent = health.store + " · " + health.projects + " projects · now = " + health.reference_month + " · future: " + health.future;
+      if (health.engines.length > 1) {
+        for (const name of health.engines) {
+          const option = document.createElement("option");
+          option.value = name;
+          option.textContent = name === "rules" ? "rules (no LLM)" : name + " (LLM)";
+          $("engine").appendChild(option);
+        }
+        $("engine-field").hidden = false;
+      }
       const examples = await api("/api/examples");
       const list = $("examples");
       for (const q of examples) {
