@@ -129,9 +129,11 @@ def test_the_future_store_is_not_visible(store) -> None:
 
 
 @pytest.mark.postgres
-def test_postgres_without_reader_grants_falls_back_read_only(pg_db, clean_cwd) -> None:
-    """A database the reader role was never granted: the URL's user, still read-only."""
+def test_postgres_without_reader_grants_is_refused(pg_db, clean_cwd) -> None:
+    """A database the reader role was never granted: refused, never the owner's session."""
     import psycopg
+
+    from foretab.errors import StoreError
 
     admin_url = pg_db.rsplit("/", 1)[0] + "/postgres"
     name = pg_db.rsplit("/", 1)[1]
@@ -144,12 +146,86 @@ def test_postgres_without_reader_grants_falls_back_read_only(pg_db, clean_cwd) -
         )
         conn.execute("CREATE TABLE project_price_table_d_c_2021 (price DOUBLE PRECISION)")
         conn.execute(
-            "INSERT INTO foretab_catalog VALUES ('project_price_table_d_c_2021', 'T', 'C', 'D', 2021, 1)"
+            "INSERT INTO foretab_catalog VALUES "
+            "('project_price_table_d_c_2021', 'T', 'C', 'D', 2021, 1)"
         )
-        conn.execute("INSERT INTO project_price_table_d_c_2021 VALUES (1.5)")
-    with GuardedExecutor(pg_db) as guard, guard_connection(pg_db) as conn:
-        assert guard.role == "postgres"
-        assert guard.execute("SELECT price FROM project_price_table_d_c_2021").rows == ((1.5,),)
-        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
-            conn.driver.execute("CREATE TABLE evil (a INTEGER)")
-        conn.driver.rollback()
+    with pytest.raises(StoreError, match="never falls back to the owner"):
+        GuardedExecutor(pg_db)
+
+
+def test_the_future_store_is_refused_as_history(store, clean_cwd) -> None:
+    from foretab.errors import StoreError
+    from foretab.store import open_future, open_history
+
+    future = store.location.future
+    with pytest.raises(StoreError):
+        GuardedExecutor(future)
+    with pytest.raises(StoreError, match="future side"):
+        open_history(future)
+    with open_future(store.db) as fut:
+        assert fut.meta["side"] == "future"
+    with open_history(store.db) as hist:
+        assert hist.meta["side"] == "history"
+
+
+@pytest.mark.postgres
+def test_url_user_cannot_override_the_reader(store, clean_cwd) -> None:
+    if store.backend != "postgresql":
+        pytest.skip("PostgreSQL roles")
+    for suffix in ("?user=postgres", "?options=-c%20role%3Dpostgres"):
+        with GuardedExecutor(store.db + suffix) as guard:
+            assert guard.role == READER_ROLE
+
+
+@pytest.mark.postgres
+def test_passwords_never_reach_messages(pg_server, clean_cwd, monkeypatch) -> None:
+    from foretab.errors import StoreError
+
+    monkeypatch.setenv("FORETAB_PG_READER_PASSWORD", "reader-s3cret")
+    url = f"postgresql://postgres:admin-s3cret@{pg_server.host}:1/nowhere"
+    with pytest.raises(StoreError) as caught:
+        GuardedExecutor(url)
+    assert "s3cret" not in caught.value.message
+    assert "***" in caught.value.message or "127.0.0.1" in caught.value.message
+
+
+@pytest.mark.postgres
+def test_ingest_without_createrole_writes_nothing_when_it_could_not_finish(
+    pg_server, monkeypatch
+) -> None:
+    import psycopg
+    from sql_stores import demo_frame
+
+    from foretab.backend import postgres as pg
+    from foretab.backend.postgres import with_user as _with_user
+    from foretab.errors import StoreError
+    from foretab.months import Month
+    from foretab.store.ingest import ingest_frame
+
+    admin = pg_server.url("postgres")
+    limited = f"limited_{pg_server.fresh_dbname('r')}"
+    name = pg_server.fresh_dbname("limited")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE ROLE "{limited}" LOGIN CREATEDB')
+    url = f"postgresql://{limited}@{pg_server.host}:{pg_server.port}/{name}"
+    # A reader role that does not exist yet, and a user that may not create it.
+    monkeypatch.setattr(pg, "READER_ROLE", f"absent_reader_{name}")
+    with pytest.raises(StoreError, match="nothing was written"):
+        ingest_frame(demo_frame(), url, Month.parse("2021-12"))
+    with psycopg.connect(admin, autocommit=True) as conn:
+        found = conn.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE %s", (f"{name}%",)
+        ).fetchall()
+    assert found == []
+    # With the reader role in place, the same user ingests completely, grants included.
+    monkeypatch.undo()
+    ingest_frame(demo_frame(), url, Month.parse("2021-12"))
+    with GuardedExecutor(url) as guard:
+        assert guard.role == READER_ROLE
+    bystander = f"bystander_{name}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE ROLE "{bystander}" LOGIN')
+    future = pg_server.url(f"{name}_future")
+    for role in (READER_ROLE, bystander):  # PUBLIC has no CONNECT on the future database
+        with pytest.raises(psycopg.OperationalError, match="permission denied"):
+            psycopg.connect(_with_user(future, role, None))

@@ -73,11 +73,9 @@ class PostgresBackend:
         import psycopg
 
         options = _options(timeout_s)
+        if purpose == "guard":
+            return self._connect_reader(target, options)
         try:
-            if purpose == "guard" and reader_ready(target):
-                driver = _connect_as_reader(target, options)
-                if driver is not None:
-                    return PostgresConnection(self, driver)
             driver = psycopg.connect(
                 target,
                 options=options,
@@ -94,6 +92,44 @@ class PostgresBackend:
         driver.read_only = True
         return PostgresConnection(self, driver)
 
+    def _connect_reader(self, target: str, options: str) -> PostgresConnection:
+        """The guard's connection: the SELECT-only reader role, verified, or nothing."""
+        import psycopg
+
+        try:
+            ready = reader_ready(target)
+        except psycopg.Error as error:
+            raise StoreError(
+                f"cannot connect to PostgreSQL store {redact(target)}: "
+                f"{redact_text(str(error).strip(), target)}; "
+                "check the --db URL and that the server is running"
+            ) from None
+        if not ready:
+            raise StoreError(
+                f"{redact(target)} has no SELECT grants for the {READER_ROLE} role, so the SQL "
+                "guard will not run there (it never falls back to the owner). If this is the "
+                "_future database, pass the history database instead; otherwise re-run "
+                "`foretab ingest PATH --db URL` as a role with CREATEROLE"
+            )
+        driver = _connect_as_reader(target, options)
+        if driver is None:
+            raise StoreError(
+                f"cannot log in to {redact(target)} as {READER_ROLE}; if the server asks for a "
+                f"password, set ${READER_PASSWORD_ENV} (the same value at `foretab ingest`)"
+            )
+        conn = PostgresConnection(self, driver)
+        row = conn._row(
+            "SELECT current_user, session_user, r.rolsuper, r.rolcreaterole, r.rolcreatedb "
+            "FROM pg_catalog.pg_roles AS r WHERE r.rolname = current_user"
+        )
+        if row is None or row[0] != READER_ROLE or row[1] != READER_ROLE or any(row[2:]):
+            conn.close()
+            raise StoreError(
+                f"the SQL guard's session on {redact(target)} does not run as the plain "
+                f"{READER_ROLE} role (got {row!r:.80}); fix the role with `foretab ingest`"
+            )
+        return conn
+
 
 class PostgresConnection:
     """A psycopg connection whose every statement is a rolled-back read-only transaction."""
@@ -103,11 +139,14 @@ class PostgresConnection:
         self.driver = driver
         self.role = str(self._scalar("SELECT current_user"))
 
-    def _scalar(self, sql: str) -> object:
+    def _row(self, sql: str) -> tuple[Any, ...] | None:
         try:
-            row = self.driver.execute(sql).fetchone()
+            return self.driver.execute(sql).fetchone()
         finally:
             self.driver.rollback()
+
+    def _scalar(self, sql: str) -> object:
+        row = self._row(sql)
         return row[0] if row else None
 
     def fetch(
@@ -250,6 +289,37 @@ def redact_text(text: str, url: str) -> str:
     return text
 
 
+def check_can_grant_reader(url: str) -> None:
+    """Refuse early when the ingesting role can neither create nor find the reader role."""
+    import psycopg
+
+    with psycopg.connect(url, dbname="postgres", autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT (SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user),"
+            " EXISTS (SELECT 1 FROM pg_roles WHERE rolname = %s)",
+            (READER_ROLE,),
+        ).fetchone()
+    can_create, exists = bool(row and row[0]), bool(row and row[1])
+    if not (can_create or exists):
+        raise StoreError(
+            f"the PostgreSQL role of {redact(url)} may not create roles, and the SELECT-only "
+            f"{READER_ROLE} role the SQL guard logs in as does not exist; nothing was written. "
+            f"Create it once as an administrator (CREATE ROLE {READER_ROLE} LOGIN), or ingest as "
+            "a role with CREATEROLE, then re-run `foretab ingest`"
+        )
+
+
+def seal_database(url: str, dbname: str) -> None:
+    """Revoke CONNECT on ``dbname`` from PUBLIC (its owner keeps access)."""
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(url, dbname="postgres", autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("REVOKE CONNECT ON DATABASE {} FROM PUBLIC").format(sql.Identifier(dbname))
+        )
+
+
 def ensure_reader_role(
     target: Any, dbname: str | None = None, *, password: str | None = None
 ) -> None:
@@ -278,17 +348,24 @@ def _grant(conn: Any, dbname: str, password: str | None) -> None:
     from psycopg import sql
 
     role = sql.Identifier(READER_ROLE)
-    # Roles are cluster-wide and two ingests may race to create it: tolerate "exists".
-    conn.execute(
-        sql.SQL(
-            "DO $$ BEGIN "
-            "CREATE ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION; "
-            "EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
-        ).format(role)
-    )
-    if password is not None:
-        conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(role, sql.Literal(password)))
-    conn.execute(sql.SQL("ALTER ROLE {} SET default_transaction_read_only = on").format(role))
+    row = conn.execute(
+        "SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user"
+    ).fetchone()
+    if row and row[0]:
+        # Roles are cluster-wide and two ingests may race to create it: tolerate "exists".
+        conn.execute(
+            sql.SQL(
+                "DO $$ BEGIN "
+                "CREATE ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT "
+                "NOREPLICATION; "
+                "EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
+            ).format(role)
+        )
+        if password is not None:
+            conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(role, sql.Literal(password)))
+        conn.execute(sql.SQL("ALTER ROLE {} SET default_transaction_read_only = on").format(role))
+    # Without CREATEROLE the role must exist already (check_can_grant_reader said so): the
+    # owner of the tables can still grant on them.
     conn.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(sql.Identifier(dbname), role))
     conn.execute(sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(role))
     conn.execute(sql.SQL("REVOKE CREATE ON SCHEMA public FROM PUBLIC"))

@@ -115,6 +115,7 @@ class _Session:
             memory_bytes=request.memory_bytes,
         )
         try:
+            self._check_side(request.target)
             tables = request.allowed_tables
             if tables is None:
                 tables = tuple(self._catalog_tables(request.target))
@@ -126,6 +127,23 @@ class _Session:
 
     def opened(self) -> Opened:
         return Opened(self.conn.role, tuple(sorted(self.allowed)), tuple(sorted(self.reserved)))
+
+    def _check_side(self, target: str) -> None:
+        """A future store is never served as history (its side is in its metadata)."""
+        from foretab.backend import column, param, table
+        from foretab.store.location import StoreLocation
+        from foretab.store.naming import META_TABLE, SIDE_KEY
+        from foretab.store.stores import check_side
+
+        query = (
+            exp.select(column("value")).from_(table(META_TABLE)).where(column("key").eq(param()))
+        )
+        try:
+            rows = self.conn.fetch(query, [SIDE_KEY]).rows
+        except QueryError:
+            rows = ()  # PostgreSQL's reader may not read the metadata; its grants decide
+        marked = str(rows[0][0]) if rows else None
+        check_side(StoreLocation.parse(target), "history", marked)
 
     def _catalog_tables(self, target: str) -> list[str]:
         from foretab.backend import column, table

@@ -23,6 +23,7 @@ from foretab.errors import IngestError, StoreError
 from foretab.months import Month
 from foretab.store.layout import SideLayout, split
 from foretab.store.location import StoreLocation
+from foretab.store.naming import SIDE_KEY
 from foretab.store.validate import CleanCorpus, clean, read_table
 from foretab.store.writers import ensure_database, write_duckdb, write_postgres
 
@@ -156,9 +157,9 @@ def _swap_duckdb(
     tmp_history = target.with_name(f".{target.name}.{tag}.tmp")
     tmp_future = future_target.with_name(f".{future_target.name}.{tag}.tmp")
     try:
-        write_duckdb(str(tmp_history), history, meta, step)
+        write_duckdb(str(tmp_history), history, {**meta, SIDE_KEY: "history"}, step)
         if future is not None:
-            write_duckdb(str(tmp_future), future, meta, step)
+            write_duckdb(str(tmp_future), future, {**meta, SIDE_KEY: "future"}, step)
     except BaseException:
         for tmp in (tmp_history, tmp_future):
             tmp.unlink(missing_ok=True)
@@ -188,19 +189,31 @@ def _swap_postgres(
 ) -> None:
     import psycopg
 
+    from foretab.backend.postgres import (
+        READER_PASSWORD_ENV,
+        check_can_grant_reader,
+        ensure_reader_role,
+        redact_text,
+        seal_database,
+    )
+
+    history_db = location.database_name("history")
+    password = os.environ.get(READER_PASSWORD_ENV) or None
+
+    def grant(conn: psycopg.Connection) -> None:
+        # Inside the history transaction: the new tables and their grants commit together.
+        ensure_reader_role(conn, history_db, password=password)
+
     try:
-        ensure_database(location.history, location.database_name("history"))
+        # Before anything is written: an ingest that could not finish must not start.
+        check_can_grant_reader(location.history)
+        ensure_database(location.history, history_db)
         ensure_database(location.history, location.database_name("future"))
+        # The future database is closed to PUBLIC before it holds a single row.
+        seal_database(location.history, location.database_name("future"))
         # Future first: a reader that sees the new history also finds its future.
-        write_postgres(location.future, future, meta, step)
-        write_postgres(location.history, history, meta, step)
-    except psycopg.OperationalError as exc:
-        raise StoreError(f"Cannot write to {location.describe()}: {exc}".strip()) from exc
-    _grant_reader(location)
-
-
-def _grant_reader(location: StoreLocation) -> None:
-    """Give the SELECT-only role access to the history catalog tables."""
-    from foretab.backend.postgres import ensure_reader_role
-
-    ensure_reader_role(location.history)
+        write_postgres(location.future, future, {**meta, SIDE_KEY: "future"}, step)
+        write_postgres(location.history, history, {**meta, SIDE_KEY: "history"}, step, grant)
+    except psycopg.Error as exc:
+        detail = redact_text(str(exc).strip(), location.history)
+        raise StoreError(f"Cannot write to {location.describe()}: {detail}") from None

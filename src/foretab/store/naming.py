@@ -10,6 +10,8 @@ CATALOG_TABLE = "foretab_catalog"
 PROJECTS_TABLE = "foretab_projects"
 META_TABLE = "foretab_meta"
 ARTIFACTS_TABLE = "foretab_artifacts"
+# foretab_meta key saying which side of a store a database holds: "history" or "future".
+SIDE_KEY = "side"
 
 
 def snake(text: str) -> str:

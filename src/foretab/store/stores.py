@@ -21,6 +21,7 @@ from foretab.store.naming import (
     CATALOG_TABLE,
     META_TABLE,
     PROJECTS_TABLE,
+    SIDE_KEY,
     is_table_name,
 )
 
@@ -43,6 +44,11 @@ class _Store:
                 "Create it with `foretab ingest PATH --db DB`."
             ) from None
         self.meta: dict[str, str] = {str(k): str(v) for k, v in meta.items()}
+        try:
+            check_side(self.location, self.side, self.meta.get(SIDE_KEY))
+        except StoreError:
+            self._conn.close()
+            raise
         ref = self.meta.get("reference_month", "")
         self.reference_month: Month | None = Month.parse(ref) if ref else None
         self._catalog: list[CatalogEntry] | None = None
@@ -196,6 +202,24 @@ def _aliases(value: Any) -> tuple[str, ...]:
     if value is None or value == "" or (isinstance(value, float) and value != value):
         return ()
     return (str(value),)
+
+
+def check_side(location: StoreLocation, side: Side, marked: str | None) -> None:
+    """Refuse a database that holds the other side of a store (or looks like it does)."""
+    if marked is None:
+        # Stores ingested before the side was recorded: judge by the name.
+        looks_future = location.history.removesuffix(".duckdb").endswith((".future", "_future"))
+        marked = "future" if side == "history" and looks_future else side
+    if marked == side:
+        return
+    which = location.describe(side)
+    hint = (
+        "pass the history store instead (corpus.duckdb, not corpus.future.duckdb; the "
+        "database without _future)"
+        if side == "history"
+        else "open the future store through the history store's --db value"
+    )
+    raise StoreError(f"{which} holds the {marked} side of a store, not the {side} side; {hint}.")
 
 
 def _select(name: str, *columns: str) -> exp.Select:

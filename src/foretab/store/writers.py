@@ -84,12 +84,16 @@ def ensure_database(url: str, name: str) -> None:
 
 
 def write_postgres(
-    url: str, layout: SideLayout | None, meta: Mapping[str, str], progress: Progress
+    url: str,
+    layout: SideLayout | None,
+    meta: Mapping[str, str],
+    progress: Progress,
+    finish: Callable[[psycopg.Connection[Any]], None] | None = None,
 ) -> None:
     """Replace every foretab table of one database in a single transaction.
 
     ``layout=None`` empties the database's foretab tables (a re-ingest that leaves no
-    future months).
+    future months). ``finish(conn)`` runs last, inside the same transaction.
     """
     with psycopg.connect(url) as conn:  # one transaction: commit on success, rollback on error
         _drop_existing(conn)
@@ -134,6 +138,8 @@ def write_postgres(
             )
             conn.execute(f"CREATE TABLE {META_TABLE} (key TEXT, value TEXT)")
             cur.executemany(f"INSERT INTO {META_TABLE} VALUES (%s, %s)", list(meta.items()))
+        if finish is not None:
+            finish(conn)
 
 
 def _drop_existing(conn: psycopg.Connection[Any]) -> None:
