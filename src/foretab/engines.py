@@ -264,7 +264,8 @@ class LLMEngine(Engine):
         from foretab.timefore.errors import AgentError
 
         try:
-            return super().ask(question)
+            answer = super().ask(question)
+            return _opened(answer, self.analyzer)
         except ForetabError as error:
             failure: ForetabError = error
         except Exception as error:
@@ -279,6 +280,17 @@ class LLMEngine(Engine):
                 _step_doc(s).model_dump(mode="json") for s in session.question_steps
             ]
         raise failure
+
+
+def _opened(answer: Answer, analyzer: object) -> Answer:
+    """An open plan's answer names what the agents found: its projects and question type."""
+    from dataclasses import replace
+
+    if answer.plan.projects:
+        return answer
+    task = getattr(analyzer, "last_type", None) or answer.task
+    plan = replace(answer.plan, projects=tuple(answer.history.series), task=task)
+    return replace(answer, plan=plan, task=task)
 
 
 class HybridEngine:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from tests.timefore.scripted import ScriptedModel
 from typer.testing import CliRunner
 
@@ -109,3 +110,30 @@ def test_bench_run_llm_engine_without_llm_fails_before_work(bench_store, tmp_pat
     assert result.exit_code == 2
     assert "--engine vanilla needs an LLM" in result.output
     assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.slow
+def test_bench_run_llm_engine_with_worker_processes(bench_store: BenchStore, fake_openai, tmp_path):
+    items = _slice(bench_store, 6)
+    dataset = tmp_path / "slice.jsonl"
+    dataset.write_text("".join(i.to_json() + "\n" for i in items))
+    fake_openai.respond_with(_gold_model(items))
+    _register()
+    out = tmp_path / "run.json"
+    result = CliRunner().invoke(
+        app,
+        [
+            "bench", "run", "--db", bench_store.db, "--dataset", str(dataset), "--json",
+            str(out), "--ablation", "gh-pf", "--engine", "timefore", "--workers", "2",
+            "--tool-model", "drift",
+            "--llm-base-url", fake_openai.base_url, "--llm-model", fake_openai.model,
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    # Each worker process built its own provider; every request is counted once.
+    assert data["engine"] == "timefore" and data["questions"] == 6
+    assert data["errors"]["total"] == 0
+    assert (
+        data["llm"]["calls"] == len(fake_openai.requests) >= 6 * 4
+    )  # captions, forecaster x2, analyzer

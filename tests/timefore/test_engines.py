@@ -174,6 +174,9 @@ def test_hybrid_sends_nothing_for_a_rules_question(fake_openai, mini_duckdb) -> 
         assert fake_openai.requests == []
         fallback = engine.ask(UNPLANNABLE)
     assert fallback.engine == "hybrid:timefore"
+    # The open plan's answer names the project the agents found and the classifier's type.
+    assert [p.project for p in fallback.plan.projects] == ["Bund Garden"]
+    assert fallback.task.value in {"forecast", "reasoning", "history"}
     assert len(fake_openai.requests) == len(fallback.trace.llm_calls) > 0
     assert next(iter(fallback.history.series)).project == "Bund Garden"
 
@@ -338,3 +341,32 @@ def test_sql_tool_with_a_wrong_argument_type_is_told_so(fake_openai, mini_duckdb
     tools = [s for s in answer.trace.steps if s.stage == "tool" and s.tool == "sqlQueryTool"]
     assert [t.ok for t in tools] == [False, True]
     assert "must be a string of SQL, got int" in tools[0].result
+
+
+def test_forecasting_tool_uses_the_store_model_on_the_llm_data(
+    fake_openai, mini_duckdb, monkeypatch
+) -> None:
+    import numpy as np
+
+    from foretab.forecast import store as store_models
+    from foretab.forecast.registry import get_imputer
+    from foretab.months import Month
+    from foretab.store import open_history
+
+    with open_history(mini_duckdb) as store:
+        panel = store_models.panel_arrays(store.panel(), Month(2021, 12))
+    fitted = store_models.fit_store_model(panel, Month(2021, 12), "drift")
+    monkeypatch.setattr(store_models, "load_store_model", lambda store, model=None: fitted)
+    fake_openai.respond_with(scripted())
+    llm = OpenAIProvider(fake_openai.options())
+    with build_engine(mini_duckdb, "timefore", llm=llm) as engine:
+        answer = engine.ask(QUESTION)
+    (tool,) = [s for s in answer.trace.steps if s.stage == "tool" and s.tool.startswith("imput")]
+    data = json.loads(tool.arguments)["data"]
+    series = np.array([[np.nan if v == "-" else v for v in data]], dtype=float)
+    expected = fitted.predict(get_imputer("linear").impute(series), 12)[0]
+    (points,) = answer.forecast.points.values()
+    assert [round(p.value, 6) for _, p in sorted(points.items())] == [
+        round(float(v), 6) for v in expected
+    ]
+    assert answer.trace.future_source == "timefore.forecaster:linear+drift"

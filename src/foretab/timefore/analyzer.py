@@ -77,6 +77,8 @@ class LLMAnalyzer:
         self.examples = list(examples)
         self.classifier = classifier
         self.retries = retries
+        #: the type of the last question analysed (an open plan's answer reports it)
+        self.last_type: Task | None = None
 
     def take_steps(self) -> tuple:
         return self.session.take_steps()
@@ -145,6 +147,7 @@ class LLMAnalyzer:
 
     def analyze(self, plan: Plan, history: History, forecast: Forecast) -> Analysis:
         task = self.question_type(plan)
+        self.last_type = task
         prompt = self._prompt(task, plan, history, forecast)
         conversation = Conversation([ChatMessage.user(prompt)])
         if task is Task.REASONING:
