@@ -26,6 +26,7 @@ from foretab.cli.llm_options import (
     LLMReplayOption,
 )
 from foretab.cli.main import app
+from foretab.cli.safe_text import cell
 
 
 @app.command()
@@ -77,20 +78,21 @@ def ask(
         typer.echo(dumps(answer.to_doc()))
         return
     out = Console()
-    out.print(f"[bold]{answer.text}[/]")
-    out.print(f"answer: {json.dumps(answer.answer, ensure_ascii=False)}")
+    # Names come from the store: printed as plain text, never as markup or raw controls.
+    out.print(cell(answer.text, "bold"))
+    out.print(cell(f"answer: {json.dumps(answer.answer, ensure_ascii=False)}"))
     details = Table(show_header=False, box=None)
     plan = answer.plan
     details.add_row("task", f"{plan.task.value} ({plan.aggregate.value}, {plan.comparison.value})")
     details.add_row(
-        "projects", "; ".join(f"{p.project} ({p.district}, {p.city})" for p in plan.projects)
+        "projects", cell("; ".join(f"{p.project} ({p.district}, {p.city})" for p in plan.projects))
     )
     details.add_row(
         "window",
-        f"{plan.window.first.label} – {plan.window.last.label}  «{plan.window.expression}»",
+        cell(f"{plan.window.first.label} – {plan.window.last.label}  «{plan.window.expression}»"),
     )
-    details.add_row("tables", "\n".join(answer.trace.tables) or "-")
-    details.add_row("future", answer.trace.future_source)
+    details.add_row("tables", cell("\n".join(answer.trace.tables) or "-"))
+    details.add_row("future", cell(answer.trace.future_source))
     if answer.trace.llm_calls:
         calls = answer.trace.llm_calls
         tokens = sum(c.prompt_tokens + c.completion_tokens for c in calls)

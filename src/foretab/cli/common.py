@@ -48,9 +48,12 @@ def exit_on_error(func: Callable[P, R]) -> Callable[P, R]:
 
 def report_error(exc: ForetabError, *, as_json: bool) -> None:
     """Print an error for a person (stderr) and, with --json, for a program (stdout)."""
-    print(f"Error: {exc.message}", file=sys.stderr)
+    from foretab.cli.safe_text import clean
+
+    # Messages quote names from stores and questions: no raw control characters.
+    print(f"Error: {clean(exc.message)}", file=sys.stderr)
     if exc.suggestions:
-        print("Did you mean: " + "; ".join(exc.suggestions), file=sys.stderr)
+        print("Did you mean: " + clean("; ".join(exc.suggestions)), file=sys.stderr)
     if as_json:
         doc: dict[str, object] = {"error": exc.to_dict()}
         steps = getattr(exc, "steps", None)

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from foretab.cli.common import DbOption, exit_on_error
 from foretab.cli.main import app
+from foretab.cli.safe_text import cell
 from foretab.sql.guard import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, QueryResult, run_query
 from foretab.sql.jsonable import json_value, result_json
 
@@ -55,7 +56,7 @@ def _print_table(result: QueryResult, max_rows: int) -> None:
         title += f" (truncated at {max_rows}; raise --max-rows to see more)"
     table = Table(title=title)
     for name in result.columns:
-        table.add_column(name, overflow="fold")
+        table.add_column(cell(name), overflow="fold")
     for row in result.rows:
-        table.add_row(*("NULL" if v is None else str(json_value(v)) for v in row))
+        table.add_row(*(cell("NULL" if v is None else json_value(v)) for v in row))
     Console().print(table)

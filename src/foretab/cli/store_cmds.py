@@ -13,6 +13,7 @@ from rich.table import Table
 
 from foretab.cli.common import DbOption, exit_on_error, parse_month_option
 from foretab.cli.main import app
+from foretab.cli.safe_text import cell
 from foretab.forecast.store import STORE_DEFAULT_FORECASTER
 from foretab.store import open_history
 
@@ -88,7 +89,7 @@ def ingest(
 def print_summary(summary: IngestSummary, out: Console) -> None:
     """The ingest summary: tables, projects, months, rows and seconds."""
     ref = summary.reference_month.iso if summary.reference_month else "none (all history)"
-    grid = Table(title=f"Ingested into {summary.location.describe()}", show_header=False)
+    grid = Table(title=cell(f"Ingested into {summary.location.describe()}"), show_header=False)
     grid.add_row("reference month", ref)
     grid.add_row("history tables", str(summary.history_tables))
     grid.add_row("future tables", str(summary.future_tables))
@@ -141,5 +142,6 @@ def tables(
             overflow="fold",
         )
     for e in entries:
-        table.add_row(e.table_name, e.caption, e.city, e.district, str(e.year), str(e.rows))
+        values = (e.table_name, e.caption, e.city, e.district, e.year, e.rows)
+        table.add_row(*(cell(v) for v in values))  # store data: never markup
     Console().print(table)

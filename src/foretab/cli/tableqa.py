@@ -20,6 +20,7 @@ from foretab.cli.llm_options import (
     build_llm,
 )
 from foretab.cli.main import app
+from foretab.cli.safe_text import cell
 from foretab.errors import ForetabError
 
 PIPELINES = ("ag", "ag+cs", "ag+ecs", "ag+ecs+cf")
@@ -95,8 +96,8 @@ def tableqa(
         return
     out = Console()
     assert result.answer is not None
-    out.print(f"[bold]{result.answer.text}[/]  ({result.answer.type.value})")
-    out.print(f"columns: {', '.join(result.columns)}")
+    out.print(cell(f"{result.answer.text}  ({result.answer.type.value})", "bold"))
+    out.print(cell(f"columns: {', '.join(result.columns)}"))
     if result.code:
         from rich.syntax import Syntax
 

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from foretab.cli.safe_text import cell
 from foretab.months import Month
 from foretab.store import CatalogEntry, ProjectEntry, open_future, open_history
 from foretab.store.location import StoreLocation
@@ -145,7 +146,7 @@ def render_overview(overview: StoreOverview, console: Console) -> None:
     table.add_column("future\nrows", justify="right")
     for line in overview.cities:
         table.add_row(
-            line.city,
+            cell(line.city),
             str(line.districts),
             str(line.projects),
             str(line.history_tables),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.table import Table
 
+from foretab.cli.safe_text import cell
 from foretab.errors import ForetabError
 from foretab.store import ProjectEntry, open_history
 
@@ -81,7 +82,7 @@ def show_sample_questions(db: str, console: Console, model: str | None = None) -
     table.add_column("question", overflow="fold", ratio=3)
     table.add_column("answer", overflow="fold", ratio=2)
     for sample in ask_samples(db, sample_questions(db)):
-        shown = sample.text if not sample.error else f"[red]refused:[/] {sample.error}"
-        table.add_row(sample.question, shown)
+        shown = cell(sample.text) if not sample.error else cell(f"refused: {sample.error}", "red")
+        table.add_row(cell(sample.question), shown)
     console.print(table)
     console.print(f'Ask your own: foretab ask "..." --db {db}   (add --json for the full trace)')
