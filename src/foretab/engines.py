@@ -67,7 +67,15 @@ def _series_model(engine: Engine, name: str | None) -> Any:
             "--tool-model drift (or naive, autoets, autotheta) for the forecasting tool",
             suggestions=tuple(f"--tool-model {n}" for n in ("drift", "autotheta")),
         ) from None
-    return load_store_model(engine.store, name)
+    from foretab.errors import ForecastError
+
+    try:
+        return load_store_model(engine.store, name)
+    except ForecastError as error:
+        raise ForecastError(
+            f"the forecasting tool has no model: {error.message}",
+            suggestions=(*error.suggestions, "or pass --tool-model drift (needs no training)"),
+        ) from None
 
 
 class _Examples:

@@ -370,3 +370,60 @@ def test_forecasting_tool_uses_the_store_model_on_the_llm_data(
         round(float(v), 6) for v in expected
     ]
     assert answer.trace.future_source == "timefore.forecaster:linear+drift"
+
+
+def test_tool_calls_written_as_text_are_run(fake_openai, mini_duckdb) -> None:
+    """Models without native tool calling (some Ollama / llama.cpp setups) write the call."""
+    model = scripted()
+
+    def respond(body):
+        messages = body["messages"]
+        first = messages[0]["content"]
+        if "sqlQueryTool" in first:
+            if "sqlQueryTool result:" in (messages[-1]["content"] or ""):
+                return json.dumps({"sql": GOOD_SQL})
+            call = {"name": "sqlQueryTool", "arguments": {"sql_statement": GOOD_SQL}}
+            return f"<tool_call>\n{json.dumps(call)}\n</tool_call>"
+        if "imputationThenPredictionTool" in first:
+            if "imputationThenPredictionTool result:" in (messages[-1]["content"] or ""):
+                return "<Future Price>: done"
+            native = model(body)
+            (args,) = [
+                c["function"]["arguments"]
+                for c in native.body["choices"][0]["message"]["tool_calls"]
+            ]
+            return (
+                "```json\n"
+                + json.dumps(
+                    {"name": "imputationThenPredictionTool", "arguments": json.loads(args)}
+                )
+                + "\n```"
+            )
+        return model(body)
+
+    fake_openai.respond_with(respond)
+    llm = OpenAIProvider(fake_openai.options())
+    with build_engine(mini_duckdb, "timefore", llm=llm, tool_model="drift") as engine:
+        answer = engine.ask(QUESTION)
+    tools = [s for s in answer.trace.steps if s.stage == "tool"]
+    assert [(t.tool, t.ok) for t in tools] == [
+        ("sqlQueryTool", True), ("imputationThenPredictionTool", True),
+    ]  # fmt: skip
+    # Results went back as user text: no tool message without a matching tool call.
+    assert all(m["role"] != "tool" for r in fake_openai.requests for m in r["messages"])
+    assert answer.answer == [[61234.5]]
+
+
+def test_a_store_without_a_model_is_not_blamed_on_the_llm(fake_openai, mini_duckdb) -> None:
+    fake_openai.respond_with(scripted())
+    result = cli(
+        "ask", QUESTION, "--db", mini_duckdb, "--engine", "timefore", "--json",
+        *llm_flags(fake_openai),
+    )  # fmt: skip
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]
+    assert error["type"] == "ForecastError" and "no model" in error["message"]
+    assert any("foretab train" in s for s in error["suggestions"])
+    assert any("--tool-model drift" in s for s in error["suggestions"])
+    kinds = [b["messages"][0]["content"] for b in fake_openai.requests]
+    assert not any("imputationThenPredictionTool" in k for k in kinds)

@@ -118,12 +118,43 @@ def extract_captions(text: str | None) -> list[str] | None:
     return list(dict.fromkeys(found)) or None
 
 
+def _sql_in(value: object, depth: int = 0) -> str | None:
+    if not isinstance(value, dict) or depth > 3:
+        return None
+    for key in ("sql", "sql_statement", "query", "SQL"):
+        if isinstance(value.get(key), str) and value[key].strip():
+            return str(value[key]).strip()
+    # A tool call written as text: {"name": "sqlQueryTool", "arguments": {...}}.
+    for key in ("arguments", "parameters", "input"):
+        found = _sql_in(value.get(key), depth + 1)
+        if found:
+            return found
+    return None
+
+
+def text_tool_calls(text: str | None, names: tuple[str, ...]) -> list[tuple[str, str]]:
+    """Tool calls a model wrote as text (no native tool calling): ``(name, arguments JSON)``.
+
+    Recognises ``{"name": "tool", "arguments": {...}}`` anywhere in the reply (bare, fenced
+    or inside ``<tool_call>`` tags), with ``parameters`` accepted for ``arguments``.
+    """
+    out = []
+    for value in literals(clean(text), "{", "}"):
+        if not isinstance(value, dict) or value.get("name") not in names:
+            continue
+        args = value.get("arguments", value.get("parameters", {}))
+        if isinstance(args, str):
+            out.append((str(value["name"]), args))
+        else:
+            out.append((str(value["name"]), json.dumps(args, ensure_ascii=False)))
+    return out
+
+
 def _sql_from_json(text: str) -> str | None:
     for value in literals(text, "{", "}"):
-        if isinstance(value, dict):
-            for key in ("sql", "sql_statement", "query", "SQL"):
-                if isinstance(value.get(key), str) and value[key].strip():
-                    return value[key].strip()
+        found = _sql_in(value)
+        if found:
+            return found
     # The paper's own output format: "sql": "<statement>" without braces.
     match = re.search(r'"sql"\s*:\s*"((?:[^"\\]|\\.)*)"', text, re.DOTALL | re.IGNORECASE)
     if match:

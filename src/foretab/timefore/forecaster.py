@@ -29,6 +29,7 @@ from foretab.timefore.errors import AgentError
 from foretab.timefore.examples import Example
 from foretab.timefore.prompts import HORIZON, LOOKBACK, history_rows, render
 from foretab.timefore.session import AgentSession, Conversation
+from foretab.timefore.sql_agent import tool_calls_of, tool_message
 
 if TYPE_CHECKING:
     from foretab.forecast.base import Imputer
@@ -301,6 +302,8 @@ class ToolForecaster:
                 ),
             ]
         )
+        # A store without a fitted model is the user's to fix, not the LLM's to retry.
+        _ = self.tool.model
         results: dict[ProjectRef, dict[Month, ForecastPoint]] = {}
         failures = 0
         # One call per project, the final answer, and the retries: no endless tool loops.
@@ -314,14 +317,15 @@ class ToolForecaster:
             )
             conversation.add_reply(reply)
             missing = [r for r in refs if r not in results]
-            if reply.tool_calls:
-                for call in reply.tool_calls:
+            calls, native = tool_calls_of(reply, TOOL_NAME, iteration)
+            if calls:
+                for call in calls:
                     text, done = self._call(call, refs)
                     if done is None:
                         failures += 1
                     else:
                         results[done[0]] = done[1]
-                    conversation.add(ChatMessage.tool_result(call.id, text))
+                    conversation.add(tool_message(call, text, native))
                 if failures > self.retries:
                     break
                 continue

@@ -19,14 +19,14 @@ from foretab.core.plan import Plan, ProjectRef
 from foretab.core.series import History
 from foretab.core.stages import HistoryRead
 from foretab.errors import ForetabError, QueryError
-from foretab.llm import ChatMessage, ToolCall, ToolSpec
+from foretab.llm import ChatMessage, ChatReply, ToolCall, ToolSpec
 from foretab.llm.errors import LLMReplyError
 from foretab.read.reader import rows_to_history
 from foretab.sql.guard import GuardedExecutor, QueryResult
 from foretab.sql.jsonable import json_value
 from foretab.timefore.errors import AgentError
 from foretab.timefore.examples import Example, pick
-from foretab.timefore.extract import clean, extract_sql, looks_like_refusal
+from foretab.timefore.extract import clean, extract_sql, looks_like_refusal, text_tool_calls
 from foretab.timefore.prompts import render, sql_examples
 from foretab.timefore.session import AgentSession, Conversation
 
@@ -92,6 +92,26 @@ def result_text(result: QueryResult, rows: int = PREVIEW_ROWS) -> str:
         },
         ensure_ascii=False,
     )
+
+
+def tool_calls_of(reply: ChatReply, name: str, iteration: int) -> tuple[tuple[ToolCall, ...], bool]:
+    """The reply's tool calls, and whether they were native (else written in its text)."""
+    if reply.tool_calls:
+        return reply.tool_calls, True
+    found = text_tool_calls(reply.text, (name,))
+    calls = tuple(
+        ToolCall(id=f"text_call_{iteration}_{i}", name=n, arguments=a)
+        for i, (n, a) in enumerate(found)
+    )
+    return calls, False
+
+
+def tool_message(call: ToolCall, result: str, native: bool) -> ChatMessage:
+    """A tool's result as the next message: a tool message, or user text for a text call."""
+    if native:
+        return ChatMessage.tool_result(call.id, result)
+    # Servers refuse a tool message that answers no tool call of the assistant message.
+    return ChatMessage.user(f"{call.name} result: {result}")
 
 
 def tool_sql(call: ToolCall) -> str:
@@ -185,12 +205,13 @@ class SQLAgentReader:
                 tool_choice="auto",
             )
             conversation.add_reply(reply)
-            if reply.tool_calls:
-                for call in reply.tool_calls:
+            calls, native = tool_calls_of(reply, TOOL_NAME, iteration)
+            if calls:
+                for call in calls:
                     text, ok = self._tool(call, plan, retrieval)
                     last_ok = ok or last_ok
                     last_problem = "" if ok else text
-                    conversation.add(ChatMessage.tool_result(call.id, text))
+                    conversation.add(tool_message(call, text, native))
                 continue
             sql = extract_sql(reply.text)
             if sql is None and last_ok is not None and not last_problem:
