@@ -46,9 +46,12 @@ class LoadReport:
     statuses: dict[str, int]
     errors: int  # transport failures and 5xx: what must be zero
     refused: int  # 4xx: questions the engine explained it cannot answer
+    # Resident memory of the server process and its guard workers.
     rss_start_mib: float
     rss_warm_mib: float
+    rss_half_mib: float
     rss_end_mib: float
+    processes: int
 
 
 def _free_port() -> int:
@@ -57,14 +60,27 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (the guard's worker processes are children)."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                todo += [int(c) for c in task.read_text().split()]
+    return found
+
+
 def _rss_mib(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
+    """Resident memory of the server and its worker processes, MiB (Linux /proc)."""
+    total = 0
+    for member in _tree(pid):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{member}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+    return total / 1024 if total else float("nan")
 
 
 @contextlib.contextmanager
@@ -156,8 +172,16 @@ def run_load(
         rss_start = _rss_mib(pid)
         asyncio.run(_load(url, list(questions[:warmup]), min(concurrency, engines)))
         rss_warm = _rss_mib(pid)
-        latencies, statuses, seconds = asyncio.run(_load(url, questions, concurrency))
+        # Two halves: memory after each shows whether it still grows once warm.
+        half = len(questions) // 2
+        first = asyncio.run(_load(url, questions[:half], concurrency)) if half else None
+        rss_half = _rss_mib(pid)
+        second = asyncio.run(_load(url, questions[half:], concurrency))
         rss_end = _rss_mib(pid)
+        latencies = (first[0] if first else []) + second[0]
+        statuses = (first[1] if first else Counter()) + second[1]
+        seconds = (first[2] if first else 0.0) + second[2]
+        processes = len(_tree(pid))
     errors = sum(n for s, n in statuses.items() if not s.isdigit() or int(s) >= 500)
     refused = sum(n for s, n in statuses.items() if s.isdigit() and 400 <= int(s) < 500)
     return LoadReport(
@@ -176,7 +200,9 @@ def run_load(
         refused=refused,
         rss_start_mib=round(rss_start, 1),
         rss_warm_mib=round(rss_warm, 1),
+        rss_half_mib=round(rss_half, 1),
         rss_end_mib=round(rss_end, 1),
+        processes=processes,
     )
 
 

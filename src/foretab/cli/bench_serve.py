@@ -53,8 +53,9 @@ def serve_load(
     table.add_row("refused (4xx)", str(report.refused))
     table.add_row("statuses", ", ".join(f"{k}: {v}" for k, v in report.statuses.items()))
     table.add_row(
-        "server RSS start / warm / end (MiB)",
-        f"{report.rss_start_mib:.0f} / {report.rss_warm_mib:.0f} / {report.rss_end_mib:.0f}",
+        f"server RSS start / warm / half / end (MiB; {report.processes} processes)",
+        f"{report.rss_start_mib:.0f} / {report.rss_warm_mib:.0f} / "
+        f"{report.rss_half_mib:.0f} / {report.rss_end_mib:.0f}",
     )
     Console().print(table)
     if json_out is not None:
