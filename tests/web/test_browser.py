@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from foretab.web import EnginePool, create_app
+from foretab.web import AppSettings, EnginePool, create_app
 from tests.web.conftest import banded_factory
 from tests.web.server import free_port, serving
 
@@ -182,5 +182,26 @@ def test_interval_band_and_phone_width(browser, web_db, tmp_path) -> None:
             assert page.locator("#chart path.band").count() == 2
             assert page.locator("#chart path.forecast").count() == 2
             _shot(page, tmp_path, "comparison_band")
+    finally:
+        pool.close()
+
+
+def test_token_prompt(browser, web_db, tmp_path) -> None:
+    token = "browser-test-token-0123456789"
+    pool = EnginePool(banded_factory(web_db), size=1, default="none")
+    try:
+        with serving(create_app(pool, AppSettings(token=token))) as url:
+            page = browser.new_page(viewport={"width": 800, "height": 800})
+            page.goto(url + "/")
+            page.locator("#error:not([hidden])").wait_for()
+            assert "UnauthorizedError" in page.text_content("#error-title")
+            assert page.is_visible("#token")
+            page.fill("#token", token)
+            _ask(page, MONTHLY)
+            assert page.is_hidden("#error")
+            assert "59,365.31" in page.text_content("#answer-text")
+            page.locator("#examples button").first.wait_for()
+            assert "36 projects" in page.text_content("#store")
+            _shot(page, tmp_path, "token")
     finally:
         pool.close()

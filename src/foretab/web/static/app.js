@@ -6,6 +6,7 @@
   const $ = (id) => document.getElementById(id);
   const number = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
   let lastDoc = null;
+  let storeLoaded = false;
 
   function token() {
     return $("token").value.trim() || sessionStorage.getItem("foretab-token") || "";
@@ -175,6 +176,7 @@
       renderChart(doc);
       renderTrace(doc);
       $("status").textContent = "Answered in " + Math.round(doc.timings.total || 0) + " ms.";
+      if (!storeLoaded) loadStore();  // the first call may have needed the token
       $("answer-title").scrollIntoView({ block: "nearest" });
       const url = new URL(window.location.href);
       url.searchParams.set("q", question);
@@ -204,6 +206,12 @@
       clearTimeout(resize);
       resize = setTimeout(() => { if (lastDoc) renderChart(lastDoc); }, 150);
     });
+    await loadStore();
+    const q = new URL(window.location.href).searchParams.get("q");
+    if (q) { $("question").value = q; ask(q); }
+  }
+
+  async function loadStore() {
     try {
       const health = await api("/api/health");
       $("store").textContent = health.store + " · " + health.projects + " projects · now = " + health.reference_month + " · future: " + health.future;
@@ -227,12 +235,11 @@
         li.appendChild(b);
         list.appendChild(li);
       }
+      storeLoaded = true;
     } catch (error) {
       $("store").textContent = "";
       showError(error);
     }
-    const q = new URL(window.location.href).searchParams.get("q");
-    if (q) { $("question").value = q; ask(q); }
   }
 
   start();
