@@ -427,3 +427,36 @@ def test_a_store_without_a_model_is_not_blamed_on_the_llm(fake_openai, mini_duck
     assert any("--tool-model drift" in s for s in error["suggestions"])
     kinds = [b["messages"][0]["content"] for b in fake_openai.requests]
     assert not any("imputationThenPredictionTool" in k for k in kinds)
+
+
+def test_record_then_replay_without_a_server(fake_openai, mini_duckdb, tmp_path) -> None:
+    fake_openai.respond_with(scripted())
+    transcript = tmp_path / "run.jsonl"
+    args = ["ask", QUESTION, "--db", mini_duckdb, "--engine", "timefore", "--json",
+            "--tool-model", "drift"]  # fmt: skip
+    recorded = cli(*args, *llm_flags(fake_openai), "--llm-record", str(transcript))
+    assert recorded.exit_code == 0, recorded.output
+    fake_openai.close()  # nothing may reach the network now
+    replayed = cli(*args, "--llm-model", "fake-model", "--llm-replay", str(transcript))
+    assert replayed.exit_code == 0, replayed.output
+    first, second = json.loads(recorded.stdout), json.loads(replayed.stdout)
+    assert second["answer"] == first["answer"] and second["sql"] == first["sql"]
+    sources = {s["source"] for s in second["steps"] if s["stage"] == "llm"}
+    assert sources == {"replay"}
+
+
+def test_a_reply_cut_at_max_tokens_says_so(fake_openai, mini_duckdb) -> None:
+    fake_openai.respond_with(
+        lambda body: Scripted(
+            body=completion_body("<think>Let me think about", finish_reason="length")
+        )
+    )
+    llm = OpenAIProvider(fake_openai.options())
+    engine = build_engine(mini_duckdb, "timefore", llm=llm, tool_model="drift")
+    try:
+        with pytest.raises(Exception, match="cut off at max_tokens") as caught:
+            engine.ask(QUESTION)
+    finally:
+        engine.close()
+    assert type(caught.value).__name__ == "AgentError"
+    assert len(caught.value.steps) == 5  # three calls, two retries, all in the report

@@ -174,7 +174,7 @@ def ask_until(
     from foretab.timefore.extract import clean, looks_like_refusal
 
     assert callable(parse)
-    last = ""
+    last, why = "", ""
     for attempt in range(retries + 1):
         reply = session.chat(agent, conversation, purpose=purpose)
         text = clean(reply.text)
@@ -183,7 +183,9 @@ def ask_until(
             return value, reply
         last = text
         why = (
-            "the reply was empty"
+            "the reply was cut off at max_tokens (raise max_tokens in the LLM config)"
+            if reply.finish_reason == "length"
+            else "the reply was empty"
             if not text
             else "the reply was a refusal"
             if looks_like_refusal(text)
@@ -195,7 +197,7 @@ def ask_until(
         conversation.add_reply(reply)
         conversation.add(ChatMessage.user(f"{why.capitalize()}. {reminder}"))
     raise AgentError(
-        f"the {agent} agent got no usable reply from the LLM after {retries + 1} attempt(s) "
-        f"(last reply: {last[:200]!r}); check that --llm-model can follow the prompt, or "
-        "use --engine rules"
+        f"the {agent} agent got no usable reply from the LLM after {retries + 1} attempt(s): "
+        f"{why} (last reply: {last[:200]!r}); check that --llm-model can follow the prompt, "
+        "or use --engine rules"
     )
