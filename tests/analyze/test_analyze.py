@@ -99,7 +99,7 @@ CASES = [
     ("Which of Poly Central Park in Jiangning or Lake and River Bay will have the lower peak price in Q1 2022?",
      [["Lake and River Bay"]]),
     # history
-    ("What was the price of Sun & Moon Garden Phase 2 last month?", [[10000.0]]),
+    ("What was the price of Sun & Moon Garden Phase 2 last month?", [[9900.0]]),
     ("What were the monthly prices of Lake and River Bay from September to November 2021?",
      [["September 2021", 1900.0], ["November 2021", 2000.0]]),
     ("What was the mean price of Sun & Moon Garden Phase 2 over the past three months?", [[9900.0]]),

@@ -156,7 +156,7 @@ def test_highest(engine: Engine, prices, trio) -> None:
 
 def test_history_question(engine: Engine, prices, trio) -> None:
     a = trio[0]
-    ans = engine.ask(f"What was the average price of {a[2]} in Jiangning, Nanjing last month?")
+    ans = engine.ask(f"What was the average price of {a[2]} in Jiangning, Nanjing this month?")
     assert ans.answer == [[r2(prices[a]["2021-12"])]]
     assert ans.trace.future_source == "none needed"
     assert ans.trace.tables == ("project_price_table_jiangning_district_nanjing_2021",)

@@ -40,7 +40,7 @@ def expected(text: str, ref: tuple[int, int]) -> tuple[tuple[int, int], tuple[in
         "the next two quarters": (q_start + 3, q_start + 8),
         "next year": ((year + 1) * 12, (year + 1) * 12 + 11),
         "the coming year": ((year + 1) * 12, (year + 1) * 12 + 11),
-        "last month": (r, r),
+        "last month": (r - 1, r - 1),
         "this month": (r, r),
         "now": (r, r),
         "currently": (r, r),

@@ -17,97 +17,49 @@ Numeric rule, shared with the dataset builder (both must compute answers this wa
   ``[["None"]]``. "rises most": the largest change among those > 0 (``[["None"]]`` if
   none rises); "falls most": the most negative change among those < 0. "highest /
   lowest": by target. Ties go to the first project in question order.
-* Months print as ``"January 2022"``; projects as their catalog names.
+* A window entirely at or before R asks about the past: a change there is the value at
+  the window's last month with a value minus the value at its first; "which rose more
+  during 2021" compares those changes.
+* Numeric change: ABSOLUTE ``t − c``; RELATIVE ``100·(t − c)/c``, rounded to 2 decimals.
+  Threshold: Yes / No on the target. Which month: the window month with the highest /
+  lowest value (ties: the earliest).
+* Months print as ``"January 2022"``; projects as their catalog names, Chinese names for a
+  Chinese question. Scope questions: ``foretab.analyze.scope``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from decimal import ROUND_HALF_UP, Decimal
 
-from foretab.core.plan import Aggregate, ChangeMeasure, Comparison, Plan, ProjectRef
+from foretab.analyze.scope import analyze_scope
+from foretab.analyze.values import (
+    Series,
+    current_value,
+    merged,
+    r2,
+    target,
+    window_text,
+    window_values,
+)
+from foretab.core.plan import (
+    Aggregate,
+    ChangeMeasure,
+    Comparison,
+    Extreme,
+    Language,
+    Metric,
+    Plan,
+    ProjectRef,
+)
 from foretab.core.series import Forecast, History
 from foretab.core.stages import Analysis
-from foretab.errors import ForecastError, QuestionError
+from foretab.errors import QuestionError
 from foretab.months import Month
 
 Cell = str | float
 __all__ = ["Analysis", "RuleAnalyzer", "analyze", "current_price"]
-Series = Mapping[Month, float]
 
-
-def _series(
-    ref: ProjectRef,
-    history: Mapping[ProjectRef, Series],
-    future: Mapping[ProjectRef, Series],
-) -> dict[Month, float]:
-    merged = dict(history.get(ref, {}))
-    merged.update(future.get(ref, {}))
-    return merged
-
-
-def _window_prices(
-    plan: Plan, ref: ProjectRef, series: Mapping[Month, float]
-) -> list[tuple[Month, float]]:
-    prices: list[tuple[Month, float]] = []
-    for month in plan.window.months:
-        if month in series:
-            prices.append((month, round(float(series[month]), 2)))
-        elif month > plan.reference_month:
-            raise ForecastError(
-                f"no forecast for {ref.project} in {month.label}; forecast at least "
-                f"{plan.window.last.minus(plan.reference_month)} months past "
-                f"{plan.reference_month.label}"
-            )
-    if not prices:
-        raise QuestionError(
-            f"{ref.project} ({ref.district}, {ref.city}) has no price "
-            f"{_window_text(plan)}; ask about months with sales",
-        )
-    return prices
-
-
-def _window_text(plan: Plan) -> str:
-    first, last = plan.window.first, plan.window.last
-    return f"in {first.label}" if first == last else f"from {first.label} to {last.label}"
-
-
-def _target(plan: Plan, prices: list[tuple[Month, float]]) -> float:
-    values = [value for _, value in prices]
-    if plan.aggregate is Aggregate.MEAN:
-        # Binary floats make ``round(x, 2)`` of a mean ending in ...5 go either way; the
-        # exact decimal mean rounds the same every time, and as the gold SQL does.
-        exact = sum(Decimal(f"{v:.2f}") for v in values) / len(values)
-        return float(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
-    if plan.aggregate is Aggregate.MAX:
-        return max(values)
-    if plan.aggregate is Aggregate.MIN:
-        return min(values)
-    if len(values) != 1:
-        raise QuestionError(
-            f"one value was asked for but the window {_window_text(plan)} holds {len(values)}"
-        )
-    return values[0]
-
-
-def current_price(plan: Plan, ref: ProjectRef, history: Mapping[ProjectRef, Series]) -> float:
-    """The price at R, else the latest observed month before R, rounded to 2 decimals."""
-    series = history.get(ref, {})
-    past = [month for month in series if month <= plan.reference_month]
-    if not past:
-        raise QuestionError(
-            f"{ref.project} has no price at or before {plan.reference_month.label}, so there "
-            "is no current price to compare with"
-        )
-    return round(float(series[max(past)]), 2)
-
-
-def _change(target: float, current: float, measure: ChangeMeasure) -> float:
-    if measure is ChangeMeasure.RELATIVE:
-        if current == 0:
-            raise QuestionError("the current price is 0, so a relative change is undefined")
-        return (target - current) / current
-    return target - current
+current_price = current_value
 
 
 def _fmt(value: float) -> str:
@@ -115,16 +67,36 @@ def _fmt(value: float) -> str:
 
 
 def _what(plan: Plan) -> str:
+    if plan.metric is Metric.UNITS:
+        return "units sold" if plan.aggregate is not Aggregate.EACH else "monthly units sold"
+    if plan.current:
+        return "current price"
     return {
         Aggregate.VALUE: "price",
         Aggregate.MEAN: "mean monthly price",
         Aggregate.MAX: "highest monthly price",
         Aggregate.MIN: "lowest monthly price",
         Aggregate.EACH: "monthly price",
+        Aggregate.SUM: "total",
     }[plan.aggregate]
 
 
-def _names(names: list[str]) -> str:
+def _what_zh(plan: Plan) -> str:
+    if plan.metric is Metric.UNITS:
+        return "成交套数"
+    return {
+        Aggregate.VALUE: "成交均价",
+        Aggregate.MEAN: "平均成交均价",
+        Aggregate.MAX: "最高月度均价",
+        Aggregate.MIN: "最低月度均价",
+        Aggregate.EACH: "每月成交均价",
+        Aggregate.SUM: "合计",
+    }[plan.aggregate]
+
+
+def _names(names: list[str], zh: bool = False) -> str:
+    if zh:
+        return "、".join(names)
     if len(names) <= 1:
         return "".join(names)
     return ", ".join(names[:-1]) + " and " + names[-1]
@@ -134,98 +106,241 @@ def analyze(
     plan: Plan,
     history: Mapping[ProjectRef, Series],
     future: Mapping[ProjectRef, Series],
+    units: Mapping[ProjectRef, Series] | None = None,
 ) -> Analysis:
-    """Compute the answer of ``plan`` from history (months ≤ R) and future (months > R)."""
+    """Compute the answer of ``plan`` from history (months ≤ R) and future (months > R).
+
+    ``history`` holds the plan's metric; ``units`` the units sold (scope rankings by units).
+    """
+    if plan.scopes:
+        return _with_assumption(plan, analyze_scope(plan, history, future, units or {}))
     if not plan.projects:
         raise QuestionError("the plan names no project")
-    if plan.comparison is Comparison.NONE:
-        return _numeric(plan, history, future)
-    return _reasoning(plan, history, future)
+    if plan.which_month is not None:
+        result = _which_month(plan, history, future)
+    elif plan.threshold is not None:
+        result = _threshold(plan, history, future)
+    elif plan.change is not None:
+        result = _numeric_change(plan, history, future)
+    elif plan.comparison is Comparison.NONE:
+        result = _numeric(plan, history, future)
+    else:
+        result = _reasoning(plan, history, future)
+    return _with_assumption(plan, result)
+
+
+def _with_assumption(plan: Plan, result: Analysis) -> Analysis:
+    if not plan.assumption:
+        return result
+    if plan.language is Language.ZH:
+        return Analysis(result.answer, f"{result.text}（{plan.assumption}）")
+    return Analysis(result.answer, f"{result.text} ({plan.assumption})")
+
+
+def _values(
+    plan: Plan, ref: ProjectRef, history: Mapping, future: Mapping
+) -> list[tuple[Month, float]]:
+    if plan.current and plan.reference_month not in history.get(ref, {}):
+        past = [m for m in history.get(ref, {}) if m <= plan.reference_month]
+        if past:
+            return [(max(past), round(float(history[ref][max(past)]), 2))]
+    return window_values(plan, ref, merged(ref, history, future))
 
 
 def _numeric(
     plan: Plan, history: Mapping[ProjectRef, Series], future: Mapping[ProjectRef, Series]
 ) -> Analysis:
-    verb = "was" if plan.window.last <= plan.reference_month else "will be"
+    zh = plan.language is Language.ZH
+    verb = "was" if plan.is_past else "will be"
     several = len(plan.projects) > 1
     answer: list[list[Cell]] = []
     parts: list[str] = []
     for ref in plan.projects:
-        prices = _window_prices(plan, ref, _series(ref, history, future))
+        name = ref.name(plan.language)
+        values = _values(plan, ref, history, future)
         if plan.aggregate is Aggregate.EACH:
-            for month, value in prices:
+            for month, value in values:
                 row: list[Cell] = [month.label, value]
-                answer.append([ref.project, *row] if several else row)
-            listed = ", ".join(f"{_fmt(v)} in {m.label}" for m, v in prices)
-            parts.append(f"{ref.project}: {listed}" if several else listed)
+                answer.append([name, *row] if several else row)
+            listed = ", ".join(f"{_fmt(v)} in {m.label}" for m, v in values)
+            parts.append(f"{name}: {listed}" if several else listed)
         else:
-            value = _target(plan, prices)
-            answer.append([ref.project, value] if several else [value])
-            parts.append(f"{ref.project} {_fmt(value)}" if several else _fmt(value))
-    if several:
-        text = f"The {_what(plan)} {_window_text(plan)} {verb}: {'; '.join(parts)}."
+            value = target(plan.aggregate, values, plan)
+            answer.append([name, value] if several else [value])
+            shown = f"{value:,.0f}" if plan.metric is Metric.UNITS else _fmt(value)
+            parts.append(f"{name} {shown}" if several else shown)
+    if zh:
+        names = _names([r.name(plan.language) for r in plan.projects], zh=True)
+        text = f"{names}{window_text(plan)}的{_what_zh(plan)}：{'；'.join(parts)}。"
+    elif several:
+        text = f"The {_what(plan)} {window_text(plan)} {verb}: {'; '.join(parts)}."
     else:
         ref = plan.projects[0]
-        text = f"The {_what(plan)} of {ref.project} {_window_text(plan)} {verb} {parts[0]}."
+        text = f"The {_what(plan)} of {ref.project} {window_text(plan)} {verb} {parts[0]}."
     return Analysis(answer, text)
+
+
+def _change_of(
+    plan: Plan, ref: ProjectRef, history: Mapping, future: Mapping
+) -> tuple[float, float, float]:
+    """(base, target, change): within the window for the past, vs current for the future."""
+    values = _values(plan, ref, history, future)
+    if plan.is_past and len(plan.window.months) > 1:
+        if len(values) < 2:
+            raise QuestionError(
+                f"{ref.project} has a value in only {len(values)} month(s) {window_text(plan)}; "
+                "a change needs two"
+            )
+        base, end = values[0][1], values[-1][1]
+    else:
+        base = current_value(plan, ref, history)
+        end = target(
+            Aggregate.MEAN if plan.aggregate is Aggregate.EACH else plan.aggregate, values, plan
+        )
+    return base, end, end - base
+
+
+def _relative(base: float, change: float) -> float:
+    if base == 0:
+        raise QuestionError("the starting value is 0, so a percentage change is undefined")
+    return change / base
+
+
+def _numeric_change(plan: Plan, history: Mapping, future: Mapping) -> Analysis:
+    relative = plan.change is ChangeMeasure.RELATIVE
+    answer: list[list[Cell]] = []
+    parts: list[str] = []
+    for ref in plan.projects:
+        base, end, change = _change_of(plan, ref, history, future)
+        value = r2(100 * _relative(base, change)) if relative else r2(change)
+        answer.append([ref.name(plan.language), value] if len(plan.projects) > 1 else [value])
+        shown = f"{value:+.2f}%" if relative else f"{value:+,.2f}"
+        parts.append(f"{ref.name(plan.language)} {shown} ({_fmt(base)} → {_fmt(end)})")
+    if plan.language is Language.ZH:
+        return Analysis(answer, f"{window_text(plan)}的变化：{'；'.join(parts)}。")
+    base_word = "within the window" if plan.is_past else "compared with now"
+    return Analysis(answer, f"Change {window_text(plan)} {base_word}: {'; '.join(parts)}.")
+
+
+def _which_month(plan: Plan, history: Mapping, future: Mapping) -> Analysis:
+    ref = plan.projects[0]
+    values = _values(plan, ref, history, future)
+    pick = max if plan.which_month is Extreme.HIGHEST else min
+    month, value = pick(values, key=lambda item: item[1])  # ties: the earliest month
+    if plan.language is Language.ZH:
+        word = "最高" if plan.which_month is Extreme.HIGHEST else "最低"
+        text = f"{ref.name(plan.language)}在{window_text(plan)}中{month.year}年{month.month}月{word}（{_fmt(value)}）。"
+    else:
+        text = (
+            f"{ref.project} has its {plan.which_month.value} {_what(plan)} "
+            f"{window_text(plan)} in {month.label} ({_fmt(value)})."
+        )
+    return Analysis([[month.label]], text)
+
+
+def _threshold(plan: Plan, history: Mapping, future: Mapping) -> Analysis:
+    ref = plan.projects[0]
+    threshold = plan.threshold
+    assert threshold is not None
+    aggregate = Aggregate.MEAN if plan.aggregate is Aggregate.EACH else plan.aggregate
+    if plan.metric is Metric.UNITS and aggregate is not Aggregate.VALUE:
+        aggregate = Aggregate.SUM
+    value = target(aggregate, _values(plan, ref, history, future), plan)
+    yes = value > threshold.value if threshold.above else value < threshold.value
+    label = "Yes" if yes else "No"
+    if plan.language is Language.ZH:
+        word = "高于" if threshold.above else "低于"
+        text = f"{'是' if yes else '否'}：{ref.name(plan.language)}{window_text(plan)}的{_what_zh(plan)}为{_fmt(value)}，{'' if yes else '不'}{word}{_fmt(threshold.value)}。"
+    else:
+        word = "above" if threshold.above else "below"
+        text = (
+            f"{label}: the {_what(plan)} of {ref.project} {window_text(plan)} is {_fmt(value)}, "
+            f"{'' if yes else 'not '}{word} {_fmt(threshold.value)}."
+        )
+    return Analysis([[label]], text)
 
 
 def _reasoning(
     plan: Plan, history: Mapping[ProjectRef, Series], future: Mapping[ProjectRef, Series]
 ) -> Analysis:
+    zh = plan.language is Language.ZH
     if plan.aggregate is Aggregate.EACH:
         raise QuestionError("a comparison needs one target per project, not one per month")
-    targets: list[tuple[ProjectRef, float]] = []
-    for ref in plan.projects:
-        prices = _window_prices(plan, ref, _series(ref, history, future))
-        targets.append((ref, _target(plan, prices)))
-    what, when = _what(plan), _window_text(plan)
+    what, when = _what(plan), window_text(plan)
     comparison = plan.comparison
     if comparison in (Comparison.HIGHEST, Comparison.LOWEST):
+        aggregate = plan.aggregate
+        if plan.metric is Metric.UNITS and aggregate is not Aggregate.VALUE:
+            aggregate = Aggregate.SUM
+        targets = [
+            (ref, target(aggregate, _values(plan, ref, history, future), plan))
+            for ref in plan.projects
+        ]
         pick = max if comparison is Comparison.HIGHEST else min
         # max/min return the first of equal keys: ties go to the first in question order.
         ref, value = pick(targets, key=lambda item: item[1])
+        name = ref.name(plan.language)
+        if zh:
+            word = "最高" if comparison is Comparison.HIGHEST else "最低"
+            return Analysis([[name]], f"{when}{name}的{_what_zh(plan)}{word}（{_fmt(value)}）。")
         word = "highest" if comparison is Comparison.HIGHEST else "lowest"
-        text = f"{ref.project} has the {word} {what} {when} ({_fmt(value)})."
-        return Analysis([[ref.project]], text)
-    changes = [
-        (ref, target, _change(target, current_price(plan, ref, history), plan.measure))
-        for ref, target in targets
-    ]
+        return Analysis([[name]], f"{name} has the {word} {what} {when} ({_fmt(value)}).")
+    changes = [(ref, *_change_of(plan, ref, history, future)) for ref in plan.projects]
+    past = plan.is_past and len(plan.window.months) > 1
     if comparison is Comparison.VS_CURRENT:
-        ref, target, change = changes[0]
-        current = current_price(plan, ref, history)
-        label = "Increase" if target > current else "Decrease" if target < current else "No change"
-        direction = "higher" if label == "Increase" else "lower"
-        text = (
-            f"{label}: the {what} of {ref.project} {when} ({_fmt(target)}) is {direction} "
-            f"than the current price ({_fmt(current)})."
-        )
-        if label == "No change":
+        ref, base, end, change = changes[0]
+        label = "Increase" if change > 0 else "Decrease" if change < 0 else "No change"
+        if zh:
+            word = {"Increase": "上涨", "Decrease": "下跌", "No change": "持平"}[label]
+            return Analysis(
+                [[label]], f"{ref.name(plan.language)}{when}{word}：{_fmt(base)} → {_fmt(end)}。"
+            )
+        if past:
+            text = f"{label}: {ref.project} went from {_fmt(base)} to {_fmt(end)} {when}."
+        elif label == "No change":
             text = (
-                f"The {what} of {ref.project} {when} ({_fmt(target)}) equals the current "
-                f"price ({_fmt(current)}): no change."
+                f"The {what} of {ref.project} {when} ({_fmt(end)}) equals the current "
+                f"price ({_fmt(base)}): no change."
+            )
+        else:
+            direction = "higher" if label == "Increase" else "lower"
+            text = (
+                f"{label}: the {what} of {ref.project} {when} ({_fmt(end)}) is {direction} "
+                f"than the current price ({_fmt(base)})."
             )
         return Analysis([[label]], text)
+    relative = plan.measure is ChangeMeasure.RELATIVE
+    scored = [
+        (ref, _relative(base, change) if relative else change) for ref, base, _, change in changes
+    ]
     rising = comparison in (Comparison.WHICH_RISE, Comparison.RISES_MOST)
-    movers = [(ref, change) for ref, _, change in changes if (change > 0 if rising else change < 0)]
+    movers = [(ref, c) for ref, c in scored if (c > 0 if rising else c < 0)]
     word = "rise" if rising else "fall"
+    tense = ("rose" if rising else "fell") if past else f"will {word}"
+    since = "" if past else " compared with now"
+    none = "均未上涨" if rising else "均未下跌"
     if comparison in (Comparison.WHICH_RISE, Comparison.WHICH_FALL):
         if not movers:
-            return Analysis([["None"]], f"None of them will {word} {when} compared with now.")
-        names = [ref.project for ref, _ in movers]
-        return Analysis(
-            [[name] for name in names], f"{_names(names)} will {word} {when} compared with now."
+            text = f"{when}{none}。" if zh else f"None of them {tense} {when}{since}."
+            return Analysis([["None"]], text)
+        names = [ref.name(plan.language) for ref, _ in movers]
+        zh_word = "上涨" if rising else "下跌"
+        text = (
+            f"{when}{_names(names, True)}{zh_word}。"
+            if zh
+            else f"{_names(names)} {tense} {when}{since}."
         )
+        return Analysis([[name] for name in names], text)
     if not movers:
-        return Analysis([["None"]], f"None of them will {word} {when} compared with now.")
+        text = f"{when}{none}。" if zh else f"None of them {tense} {when}{since}."
+        return Analysis([["None"]], text)
     pick = max if rising else min
     ref, change = pick(movers, key=lambda item: item[1])
-    amount = f"{change:.2%}" if plan.measure is ChangeMeasure.RELATIVE else _fmt(abs(change))
-    return Analysis(
-        [[ref.project]],
-        f"{ref.project} will {word} the most {when} compared with now ({amount}).",
-    )
+    amount = f"{change:.2%}" if relative else _fmt(abs(change))
+    name = ref.name(plan.language)
+    if zh:
+        return Analysis([[name]], f"{when}{name}{'涨幅' if rising else '跌幅'}最大（{amount}）。")
+    return Analysis([[name]], f"{name} {tense} the most {when}{since} ({amount}).")
 
 
 class RuleAnalyzer:
@@ -234,4 +349,4 @@ class RuleAnalyzer:
     name = "rules"
 
     def analyze(self, plan: Plan, history: History, forecast: Forecast) -> Analysis:
-        return analyze(plan, history.series, forecast.values())
+        return analyze(plan, history.series, forecast.values(), history.units)

@@ -44,6 +44,7 @@ class ItemResult:
 
 
 def load_set(path: Path) -> list[SetItem]:
+    """Read a question set (a JSON list of items)."""
     return [SetItem.model_validate(x) for x in json.loads(path.read_text(encoding="utf-8"))]
 
 
@@ -55,13 +56,16 @@ def _cell(value: object) -> object:
     return str(value).strip()
 
 
-def same_answer(got: Sequence[Sequence[object]], want: Sequence[Sequence[object]], ordered: bool) -> bool:
+def same_answer(  # noqa: D103 - the rule is the module docstring's
+    got: Sequence[Sequence[object]], want: Sequence[Sequence[object]], ordered: bool
+) -> bool:
     g = [tuple(_cell(c) for c in row) for row in got]
     w = [tuple(_cell(c) for c in row) for row in want]
     return g == w if ordered else Counter(g) == Counter(w)
 
 
 def score_item(item: SetItem, ask: Callable[[str], list[list[Cell]]]) -> ItemResult:
+    """Ask one question and judge the answer or the refusal."""
     try:
         got = ask(item.question)
     except QuestionError as error:

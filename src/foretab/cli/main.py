@@ -40,6 +40,7 @@ def _register() -> None:
         bench_qa,
         bench_serve,
         demo,
+        projects,
         query,
         serve,
         store_cmds,

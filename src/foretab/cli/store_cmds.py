@@ -113,13 +113,13 @@ def tables(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
 ) -> None:
     """List the history catalog: the tables the question engine can see."""
+    from foretab.cli.projects import place_filter
+    from foretab.parse.entities import EntityIndex
+
     with open_history(db) as store:
-        entries = [
-            e
-            for e in store.catalog()
-            if (city is None or e.city.lower() == city.strip().lower())
-            and (district is None or e.district.lower() == district.strip().lower())
-        ]
+        # Same short forms as questions: "Jiangning", "Baoan", "江宁区".
+        keep = place_filter(EntityIndex(store.projects()), city, district)
+        entries = [e for e in store.catalog() if keep(e.city, e.district)]
     if as_json:
         rows = [
             {

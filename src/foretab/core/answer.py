@@ -23,8 +23,11 @@ from foretab.core.schema import (
     ReadStepDoc,
     RetrieveStepDoc,
     RetryStepDoc,
+    ScopeDoc,
+    ScopeQueryDoc,
     SeriesDoc,
     StepDoc,
+    ThresholdDoc,
     ToolCallStepDoc,
     WindowDoc,
 )
@@ -96,6 +99,7 @@ class Answer:
 
 def plan_doc(plan: Plan) -> PlanDoc:
     """The JSON form of a plan."""
+    scope = plan.scope
     return PlanDoc(
         reference_month=plan.reference_month.iso,
         projects=[_entity(p) for p in plan.projects],
@@ -103,11 +107,32 @@ def plan_doc(plan: Plan) -> PlanDoc:
             first=plan.window.first.iso,
             last=plan.window.last.iso,
             expression=plan.window.expression,
+            only=[m.iso for m in plan.window.only],
         ),
         aggregate=plan.aggregate.value,
         task=plan.task.value,
         comparison=plan.comparison.value,
         measure=plan.measure.value,
+        metric=plan.metric.value,
+        change=plan.change.value if plan.change else None,
+        which_month=plan.which_month.value if plan.which_month else None,
+        threshold=ThresholdDoc(above=plan.threshold.above, value=plan.threshold.value)
+        if plan.threshold
+        else None,
+        scopes=[ScopeDoc(city=s.city, district=s.district) for s in plan.scopes],
+        scope=ScopeQueryDoc(
+            op=scope.op.value,
+            metric=scope.metric.value,
+            extreme=scope.extreme.value,
+            rank_by=scope.rank_by.value,
+            n=scope.n,
+            low=scope.low,
+            high=scope.high,
+        )
+        if scope
+        else None,
+        assumption=plan.assumption,
+        language=plan.language.value,
     )
 
 

@@ -6,7 +6,7 @@ the analyzer and the benchmark: every downstream stage reads only this.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from foretab.months import Month, month_range
@@ -28,6 +28,7 @@ class Aggregate(StrEnum):
     MAX = "max"
     MIN = "min"
     EACH = "each"  # every month of the window, listed
+    SUM = "sum"  # units sold over the window
 
 
 class Comparison(StrEnum):
@@ -50,25 +51,127 @@ class ChangeMeasure(StrEnum):
     RELATIVE = "relative"
 
 
+class Metric(StrEnum):
+    """The column a question is about: the average price or the units sold."""
+
+    PRICE = "price"
+    UNITS = "units"
+
+
+class Extreme(StrEnum):
+    """Highest or lowest: which-month questions and scope picks."""
+
+    HIGHEST = "highest"
+    LOWEST = "lowest"
+
+
+class Language(StrEnum):
+    """The language of the question, and so of the text answer and the names printed."""
+
+    EN = "en"
+    ZH = "zh"
+
+
 @dataclass(frozen=True, slots=True, order=True)
 class ProjectRef:
-    """A project resolved against the catalog."""
+    """A project resolved against the catalog.
+
+    ``name_zh`` (the Chinese name, when the store has one) is for printing only: it takes
+    no part in equality, hashing or ordering, so a ref rebuilt from a row is the same key.
+    """
 
     city: str
     district: str
     project: str
+    name_zh: str = field(default="", compare=False)
+
+    def name(self, language: Language) -> str:
+        return self.name_zh if language is Language.ZH and self.name_zh else self.project
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class ScopeRef:
+    """A district (or a whole city when ``district`` is None) asked about as a whole."""
+
+    city: str
+    district: str | None = None
+    name_zh: str = field(default="", compare=False)
+
+    @property
+    def label(self) -> str:
+        return f"{self.district}, {self.city}" if self.district else self.city
+
+
+class ScopeOp(StrEnum):
+    """What a scope question asks of the scope's projects (DESIGN §4, scope table)."""
+
+    PICK = "pick"  # the highest / lowest / best-selling project
+    TOP = "top"  # the top N by the metric ("cheapest N" ascending)
+    FILTER = "filter"  # projects with price between / above / below bounds
+    TOP_THEN_PICK = "top_then_pick"  # among the top N by units, the highest / lowest price
+    FILTER_THEN_PICK = "filter_then_pick"  # in the price range, the best-selling one
+    MEAN = "mean"  # mean price of the projects' values
+    TOTAL = "total"  # total units sold
+    COUNT = "count"  # how many projects had sales
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeQuery:
+    """A scope question: ``op`` over the candidates of each scope, by ``metric``.
+
+    ``rank_by`` orders TOP / TOP_THEN_PICK (units for "best-selling"), ``n`` is their N,
+    ``extreme`` picks (PICK, TOP_THEN_PICK) or orders (TOP); ``low``/``high`` bound FILTER
+    (inclusive; either may be None).
+    """
+
+    op: ScopeOp
+    metric: Metric = Metric.PRICE
+    extreme: Extreme = Extreme.HIGHEST
+    rank_by: Metric = Metric.PRICE
+    n: int = 1
+    low: float | None = None
+    high: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.n < 1:
+            raise ValueError(f"a ranking needs N >= 1, got {self.n}")
+        if (
+            self.op in (ScopeOp.FILTER, ScopeOp.FILTER_THEN_PICK)
+            and self.low is None
+            and self.high is None
+        ):
+            raise ValueError("a range filter needs a lower or an upper bound")
+        if self.low is not None and self.high is not None and self.low > self.high:
+            low, high = self.high, self.low  # "between 60000 and 40000"
+            object.__setattr__(self, "low", low)
+            object.__setattr__(self, "high", high)
+
+
+@dataclass(frozen=True, slots=True)
+class Threshold:
+    """An "above / below V" question: the answer is Yes or No."""
+
+    above: bool
+    value: float
 
 
 @dataclass(frozen=True, slots=True)
 class TimeWindow:
-    """The months a question asks about, inclusive, and the text that named them."""
+    """The months a question asks about, inclusive, and the text that named them.
+
+    ``only`` lists the months when they are not one run ("2021年12月与2022年6月",
+    "March and June 2021"); ``first``/``last`` then bound them.
+    """
 
     first: Month
     last: Month
     expression: str = ""
+    only: tuple[Month, ...] = ()
 
     @property
     def months(self) -> list[Month]:
+        if self.only:
+            return sorted(set(self.only))
         return month_range(self.first, self.last)
 
 
@@ -84,8 +187,71 @@ class Plan:
     task: Task
     comparison: Comparison = Comparison.NONE
     measure: ChangeMeasure = ChangeMeasure.ABSOLUTE
+    metric: Metric = Metric.PRICE
+    # A numeric change ("how much will it rise", "by what percentage"): target − current
+    # for a future window, last − first month with a value for a past one.
+    change: ChangeMeasure | None = None
+    which_month: Extreme | None = None  # "in which month ... highest / lowest"
+    threshold: Threshold | None = None  # "above / below V" → Yes / No
+    scopes: tuple[ScopeRef, ...] = ()  # scope questions: one item per scope, in order
+    scope: ScopeQuery | None = None
+    assumption: str = ""  # a default the planner chose ("no time given: now")
+    # The window is "now" (R): a project's value is its current price, the value at R
+    # else the latest month before it (DESIGN §4).
+    current: bool = False
+    language: Language = Language.EN
+
+    def __post_init__(self) -> None:
+        # Every plan the planner can build is answerable; anything else is refused here,
+        # before any table is read.
+        from foretab.errors import QuestionError
+
+        problems = _problems(self)
+        if problems:
+            raise QuestionError(f"this question cannot be answered: {problems[0]}")
 
     @property
     def needs_forecast(self) -> bool:
         """True when the window reaches past the reference month."""
         return self.window.last > self.reference_month
+
+    @property
+    def is_past(self) -> bool:
+        return self.window.last <= self.reference_month
+
+
+def _problems(plan: Plan) -> list[str]:
+    out: list[str] = []
+    if bool(plan.scopes) != (plan.scope is not None):
+        out.append("a scope question needs both its scopes and what to compute over them")
+    if plan.scopes and plan.comparison is not Comparison.NONE:
+        out.append("a scope question cannot also compare named projects")
+    if not plan.scopes and not plan.projects:
+        out.append("it names no project, district or city")
+    if plan.metric is Metric.UNITS and plan.needs_forecast:
+        out.append(
+            "units sold are known for past months only (the forecaster predicts prices); "
+            f"ask about months up to {plan.reference_month.label}"
+        )
+    if plan.scope is not None and plan.scope.op is ScopeOp.TOP_THEN_PICK and plan.needs_forecast:
+        out.append("ranking by units sold needs past months; ask about a past month")
+    if plan.scope is not None and plan.scope.rank_by is Metric.UNITS and plan.needs_forecast:
+        out.append("ranking by units sold needs past months; ask about a past month")
+    if plan.scope is not None and plan.scope.op is ScopeOp.COUNT and plan.needs_forecast:
+        out.append("how many projects will have sales cannot be forecast; ask about past months")
+    if plan.which_month is not None and (
+        plan.comparison is not Comparison.NONE or len(plan.window.months) < 2
+    ):
+        out.append("'which month' needs a window of several months and one project")
+    if plan.threshold is not None and len(plan.projects) != 1:
+        out.append("'above / below a value' is asked of one project")
+    if plan.change is not None and plan.aggregate is Aggregate.EACH:
+        out.append("a change needs one value, not one per month")
+    if plan.change is not None and plan.is_past and len(plan.window.months) < 2:
+        out.append(
+            "a past change needs a window of several months ('during 2021', "
+            "'from March to June 2021')"
+        )
+    if plan.comparison is not Comparison.NONE and plan.aggregate is Aggregate.EACH:
+        out.append("a comparison needs one target per project, not one per month")
+    return out

@@ -36,18 +36,53 @@ class WindowDoc(Doc):
     first: str = Field(description="YYYY-MM")
     last: str = Field(description="YYYY-MM")
     expression: str
+    only: list[str] = Field([], description="YYYY-MM months when they are not one run")
+
+
+class ScopeDoc(Doc):
+    """A district (or a city, ``district`` null) asked about as a whole."""
+
+    city: str
+    district: str | None
+
+
+class ScopeQueryDoc(Doc):
+    """What a scope question computes over the scope's projects."""
+
+    op: str
+    metric: str
+    extreme: str
+    rank_by: str
+    n: int
+    low: float | None
+    high: float | None
+
+
+class ThresholdDoc(Doc):
+    """An "above / below V" question."""
+
+    above: bool
+    value: float
 
 
 class PlanDoc(Doc):
     """The typed plan the question was parsed into."""
 
     reference_month: str = Field(description="YYYY-MM: 'now'")
-    projects: list[EntityDoc]
+    projects: list[EntityDoc] = Field(description="named projects, or a scope's candidates")
     window: WindowDoc
     aggregate: str
     task: str
     comparison: str
     measure: str
+    metric: str = Field("price", description="price or units")
+    change: str | None = Field(None, description="numeric change: absolute / relative")
+    which_month: str | None = None
+    threshold: ThresholdDoc | None = None
+    scopes: list[ScopeDoc] = []
+    scope: ScopeQueryDoc | None = None
+    assumption: str = Field("", description="a default chosen for the question (no time given)")
+    language: str = "en"
 
 
 class SeriesDoc(EntityDoc):

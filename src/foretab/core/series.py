@@ -36,6 +36,9 @@ class History:
     series: Mapping[ProjectRef, Values]
     measure: str = "price"
     dropped_rows: int = 0
+    # Units sold per entity and month, when the query returned them: scope questions rank
+    # by units ("among the five best-selling ...") while answering with prices.
+    units: Mapping[ProjectRef, Values] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
         for ref, values in self.series.items():
@@ -43,6 +46,7 @@ class History:
                 if not math.isfinite(value):
                     raise ValueError(f"non-finite {self.measure} for {ref.project} in {month}")
         object.__setattr__(self, "series", _frozen(self.series))
+        object.__setattr__(self, "units", _frozen(self.units))
 
     def __getitem__(self, ref: ProjectRef) -> Values:
         return self.series.get(ref, MappingProxyType({}))

@@ -68,6 +68,10 @@ _FUZZY_MARGIN = 3.0  # the winner must beat the runner-up (another project) by t
 _BREAK = re.compile(r"[,;:?!()\[\]/&]|\s-\s")
 
 
+def _zh(aliases: Iterable[str]) -> str:
+    return next((a for a in aliases if has_cjk(a)), "")
+
+
 class MentionKind(StrEnum):
     """What a span of the question names."""
 
@@ -126,7 +130,14 @@ class EntityIndex:
 
     def __init__(self, entries: Sequence[ProjectEntry]) -> None:
         self.entries: tuple[ProjectEntry, ...] = tuple(entries)
-        self.refs = tuple(ProjectRef(e.city, e.district, e.project) for e in self.entries)
+        self.refs = tuple(
+            ProjectRef(e.city, e.district, e.project, _zh(e.aliases)) for e in self.entries
+        )
+        self.city_zh: dict[str, str] = {}
+        self.district_zh: dict[tuple[str, str], str] = {}
+        for e in self.entries:
+            self.city_zh.setdefault(e.city, _zh(e.city_aliases))
+            self.district_zh.setdefault((e.city, e.district), _zh(e.district_aliases))
         self._project_keys: dict[str, list[int]] = defaultdict(list)
         self._compact_keys: dict[str, list[int]] = defaultdict(list)
         self._cjk: dict[str, tuple[MentionKind, list[int]]] = {}
@@ -186,6 +197,29 @@ class EntityIndex:
         }
         self._scopes: dict[tuple[int, ...], _Scope] = {}
         self._place_names = sorted(key for key in self._place_keys if len(key) >= 5)
+
+    def places_named(self, text: str) -> tuple[list[str], list[tuple[str, str]]]:
+        """Cities and (city, district) pairs a short or full place name means.
+
+        The same forms questions accept: "Jiangning", "jiangning district", "Baoan",
+        "江宁区", "Pudong New Area"; an empty result when nothing matches.
+        """
+        hits = self._place_keys.get(normalize(text)) or self._place_compact.get(
+            normalize(text).replace(" ", ""), []
+        )
+        cities = [self.cities[i] for kind, i in hits if kind is MentionKind.CITY]
+        districts = [self.districts[i] for kind, i in hits if kind is MentionKind.DISTRICT]
+        cjk = self._cjk.get(text.strip())
+        if cjk is not None and cjk[0] is MentionKind.CITY:
+            cities += [self.cities[i] for i in cjk[1]]
+        elif cjk is not None and cjk[0] is MentionKind.DISTRICT:
+            districts += [self.districts[i] for i in cjk[1]]
+        return cities, districts
+
+    def in_scope(self, city: str, district: str | None) -> list[tuple[ProjectRef, ProjectEntry]]:
+        """The scope's projects with their catalog entries, in catalog order."""
+        ids = self._by_city[city] if district is None else self._by_district[(city, district)]
+        return [(self.refs[i], self.entries[i]) for i in sorted(ids)]
 
     # -- stage 1: exact n-grams ---------------------------------------------------------
 
@@ -268,9 +302,18 @@ class EntityIndex:
         return self.resolve(question, self.find_mentions(question), ignore)
 
     def resolve(
-        self, question: str, mentions: Sequence[Mention], ignore: Sequence[tuple[int, int]] = ()
+        self,
+        question: str,
+        mentions: Sequence[Mention],
+        ignore: Sequence[tuple[int, int]] = (),
+        *,
+        allow_no_project: bool = False,
     ) -> Linked:
-        """Turn exact mentions plus fuzzy leftovers into projects, in question order."""
+        """Turn exact mentions plus fuzzy leftovers into projects, in question order.
+
+        ``allow_no_project``: a question about a district or city as a whole names no
+        project; return the places instead of refusing.
+        """
         has_other_project = sum(1 for m in mentions if m.kind is MentionKind.PROJECT) > 1
         project_mentions: list[Mention] = []
         cities: list[int] = []
@@ -350,6 +393,8 @@ class EntityIndex:
                 spans.append((start, end))
         if ambiguous:
             raise ambiguous[0]
+        if not resolved and allow_no_project and (city_names or place_set):
+            return Linked((), tuple(city_names), tuple(place_set), tuple(sorted(spans)))
         if not resolved:
             where = self._where(city_names, place_set)
             raise UnknownEntityError(

@@ -27,11 +27,26 @@ from __future__ import annotations
 
 import re
 
-from foretab.core.plan import Aggregate, ChangeMeasure, Comparison, Plan, Task
+from foretab.core.plan import (
+    Aggregate,
+    ChangeMeasure,
+    Comparison,
+    Extreme,
+    Language,
+    Metric,
+    Plan,
+    ProjectRef,
+    ScopeRef,
+    Task,
+    TimeWindow,
+)
 from foretab.errors import QuestionError
 from foretab.months import Month
-from foretab.parse.entities import EntityIndex
+from foretab.parse.entities import EntityIndex, Linked, Mention, MentionKind
+from foretab.parse.families import Cues, extreme_of, read_cues, scope_query_of
+from foretab.parse.refuse import check_refusals
 from foretab.parse.timexpr import find_time_match
+from foretab.parse.zh_time import find_zh_time
 
 _CURRENT = (
     r"(?:(?:at|as\s+of|what\s+(?:it|they)\s+(?:is|are|costs?)|(?:it|they)\s+(?:is|are|costs?|does|do))\s+)?"
@@ -309,58 +324,349 @@ def _comparison(text: str, several: bool) -> tuple[Comparison, str]:
     )
 
 
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_ZH_EACH = re.compile(
+    r"每个月|每月|各月|逐月|分别|各个月|信息|数据|情况|详情|具体|有何变化|变化情况|走势|明细"
+)
+_ZH_RISE = re.compile(r"上涨|涨价|上升|增长|升高|涨")
+_ZH_FALL = re.compile(r"下跌|降价|下降|降低|回落|跌")
+_ZH_MOST = re.compile(r"最多|最大|最快|最高|更多|更大|更快|较多|较大")
+_ZH_YES_NO = re.compile(r"会[^，。？]*吗|是否|能否|会不会|还是|吗[？?]?$")
+_ZH_WHICH = re.compile(r"哪|谁|还是")
+_NOW = re.compile(
+    r"\b(?:now|currently|current|today|present|this\s+month|at\s+the\s+moment|latest)\b"
+    r"|目前|现在|当前|本月|这个月|如今|眼下|最新"
+)
+_LISTING = re.compile(r"\bforecasts?\b|\bprices\b|\bvalues\b|\bfigures\b|\blist\b")
+_MEAN_WORD = re.compile(r"\baverage\b|\bmean\b|\bavg\b|\boverall\b")
+MAX_HORIZON = 12  # months past R a forecast reaches
+
+
+def is_chinese(question: str) -> bool:
+    """A question written mostly in Chinese (a Chinese name in an English one is not)."""
+    cjk = len(_CJK.findall(question))
+    latin_words = len(re.findall(r"[A-Za-z]{2,}", question))
+    return cjk >= 2 and cjk >= 2 * latin_words
+
+
+def _refusal_text(
+    question: str, entities: list[tuple[int, int]], time: tuple[int, int] | None
+) -> str:
+    chars = list(question)
+    for spans, mark in ((entities, "X"), ([time] if time else [], "T")):
+        for start, end in spans:
+            for i in range(start, end):
+                chars[i] = "\0"
+            if start < end:
+                chars[start] = f" {mark} "
+    return re.sub(r"\s+", " ", "".join(chars).replace("\0", "")).replace("’", "'")
+
+
+def _time(masked: str, reference: Month, zh: bool) -> tuple[TimeWindow, int, int] | None:
+    if zh:
+        found = find_zh_time(masked, reference)
+        return (found.window, found.start, found.end) if found else None
+    try:
+        match = find_time_match(masked, reference)
+    except QuestionError:
+        return None
+    return match.window, match.start, match.end
+
+
+def _scopes(index: EntityIndex, mentions: list[Mention], linked: Linked) -> tuple[ScopeRef, ...]:
+    """Districts (else cities) named, in question order."""
+    out: list[ScopeRef] = []
+    districts = set(linked.districts)
+    for mention in mentions:
+        if mention.kind is MentionKind.DISTRICT:
+            for place_id in mention.ids:
+                place = index.districts[place_id]
+                if place in districts:
+                    ref = ScopeRef(place[0], place[1], index.district_zh.get(place, ""))
+                    if ref not in out:
+                        out.append(ref)
+    for city in linked.cities:
+        if not any(ref.city == city for ref in out):
+            out.append(ScopeRef(city, None, index.city_zh.get(city, "")))
+    return tuple(out)
+
+
+def _candidates(
+    index: EntityIndex, scopes: tuple[ScopeRef, ...], window: TimeWindow, reference: Month
+) -> tuple[ProjectRef, ...]:
+    """Scope candidates: projects that can have a value in the window.
+
+    For a future window, projects observed in R−11..R; for a past one, projects whose
+    months overlap the window (the analyzer keeps those with a value).
+    """
+    out: list[ProjectRef] = []
+    future = window.last > reference
+    for scope in scopes:
+        for ref, entry in index.in_scope(scope.city, scope.district):
+            if future:
+                keep = entry.last_month >= reference - 11 and entry.first_month <= reference
+            else:
+                keep = entry.first_month <= window.last and entry.last_month >= window.first
+            if keep:
+                out.append(ref)
+    return tuple(out)
+
+
+def _default_window(reference: Month, forward: bool, zh: bool) -> tuple[TimeWindow, str]:
+    month = reference + 1 if forward else reference
+    if zh:
+        note = (
+            f"未给出时间，按{'下个月' if forward else '当前'}（{month.year}年{month.month}月）回答"
+        )
+    else:
+        note = (
+            f"no time was given, so this is about {'next month' if forward else 'now'} "
+            f"({month.label})"
+        )
+    return TimeWindow(month, month, ""), note
+
+
 def parse_question(question: str, index: EntityIndex, reference: Month) -> Plan:
     """Parse ``question`` into a ``Plan`` relative to the reference month ``reference``.
 
-    Raises ``QuestionError`` (or its subclasses ``UnknownEntityError`` /
-    ``AmbiguousEntityError``) naming what could not be understood.
+    Passes over the one question, each claiming spans: entities (``index``), the time
+    expression (English or Chinese), refusals on what is left, then family cues. Raises
+    ``QuestionError`` (or ``UnknownEntityError`` / ``AmbiguousEntityError``) naming the
+    cause.
     """
     if not question or not question.strip():
         raise QuestionError("the question is empty; ask about a project and a time")
+    zh = is_chinese(question)
     mentions = index.find_mentions(question)
     masked = _mask(question, [(m.start, m.end) for m in mentions])
-    try:
-        time = find_time_match(masked, reference)
-    except QuestionError as error:
-        raise QuestionError(
-            f"no time expression found in {question!r}; say which months you mean",
-            suggestions=error.suggestions,
-        ) from None
-    window = time.window.__class__(
-        time.window.first, time.window.last, question[time.start : time.end].strip()
+    time = _time(masked, reference, zh)
+    time_span = (time[1], time[2]) if time else None
+    linked = index.resolve(
+        question, mentions, ignore=[time_span] if time_span else [], allow_no_project=True
     )
-    linked = index.resolve(question, mentions, ignore=[(time.start, time.end)])
-    text = _cue_text(question, [*linked.spans, (time.start, time.end)])
-    several = len(linked.projects) > 1
-    comparison, rest = _comparison(text, several)
-    measure = ChangeMeasure.RELATIVE if _RELATIVE.search(text) else ChangeMeasure.ABSOLUTE
-    categorical = comparison is not Comparison.NONE
-    aggregate = _aggregate_cue(rest)
-    if len(window.months) == 1:
-        aggregate = Aggregate.VALUE
-    elif aggregate is None:
-        aggregate = Aggregate.MEAN if categorical else Aggregate.EACH
-    if categorical and aggregate is Aggregate.EACH and not _EACH.search(_WEAK_EACH.sub(" ", rest)):
-        # "a lowest monthly price": "monthly" names the price, not a list of months.
-        aggregate = Aggregate.MEAN
-    if categorical and aggregate is Aggregate.EACH:
-        raise QuestionError(
-            "a comparison needs one target per project, not a price for each month; "
-            "ask about the average, highest or lowest price of the window",
+    check_refusals(_refusal_text(question, list(linked.spans), time_span), zh=zh)
+    spans = [*linked.spans, *([time_span] if time_span else [])]
+    text = _zh_text(question, spans) if zh else _cue_text(question, spans)
+    language = Language.ZH if zh else Language.EN
+    window = None
+    if time is not None:
+        window = time[0].__class__(
+            time[0].first,
+            time[0].last,
+            question[time[1] : time[2]].strip(),
+            time[0].only,
         )
-    if window.last <= reference:
-        task = Task.HISTORY
-    elif categorical:
-        task = Task.REASONING
-    else:
-        task = Task.FORECAST
+        _check_horizon(window, reference)
+    if not linked.projects:
+        return _scope_plan(question, index, reference, mentions, linked, text, window, zh)
+    return _project_plan(question, reference, linked.projects, text, window, language)
+
+
+def _check_horizon(window: TimeWindow, reference: Month) -> None:
+    if window.last > reference + MAX_HORIZON:
+        raise QuestionError(
+            f"'{window.expression}' ends in {window.last.label}, but forecasts reach "
+            f"{MAX_HORIZON} months past now ({reference.label}), to "
+            f"{(reference + MAX_HORIZON).label}; ask about months up to then"
+        )
+
+
+def _zh_text(question: str, spans: list[tuple[int, int]]) -> str:
+    return re.sub(r"#+", " ", _mask(question, spans))
+
+
+def _scope_plan(
+    question: str,
+    index: EntityIndex,
+    reference: Month,
+    mentions: list[Mention],
+    linked: Linked,
+    text: str,
+    window: TimeWindow | None,
+    zh: bool,
+) -> Plan:
+    rising = (_ZH_RISE if zh else _RISE).search(text) or (_ZH_FALL if zh else _FALL).search(text)
+    if rising:
+        raise QuestionError(
+            "rises and falls are answered for named projects, not for a whole district or "
+            "city; name the projects to compare (`foretab projects --db DB --district D` "
+            "lists them), or ask for the highest / lowest / average price in the district"
+        )
+    scopes = _scopes(index, mentions, linked)
+    query = scope_query_of(text, zh)
+    assumption = ""
+    if window is None:
+        window, assumption = _default_window(reference, False, zh)
+    candidates = _candidates(index, scopes, window, reference)
+    if not candidates:
+        where = ", ".join(s.label for s in scopes)
+        raise QuestionError(
+            f"no project in {where} has data for {window.first.label}–{window.last.label}; "
+            "`foretab projects --db DB` lists projects with their months"
+        )
+    past = window.last <= reference
     return Plan(
         question=question,
         reference_month=reference,
-        projects=linked.projects,
+        projects=candidates,
+        window=window,
+        aggregate=Aggregate.VALUE if len(window.months) == 1 else Aggregate.MEAN,
+        task=Task.HISTORY if past else Task.FORECAST,
+        metric=query.metric,
+        scopes=scopes,
+        scope=query,
+        assumption=assumption,
+        language=Language.ZH if zh else Language.EN,
+    )
+
+
+def _project_plan(
+    question: str,
+    reference: Month,
+    projects: tuple[ProjectRef, ...],
+    text: str,
+    window: TimeWindow | None,
+    language: Language,
+) -> Plan:
+    zh = language is Language.ZH
+    several = len(projects) > 1
+    cues = read_cues(text, zh)
+    change, which_month, threshold = cues.change, cues.which_month, cues.threshold
+    if zh:
+        comparison, rest = _zh_comparison(text, several, cues)
+    else:
+        try:
+            comparison, rest = _comparison(text, several)
+        except QuestionError:
+            if which_month is None and cues.metric is Metric.PRICE:
+                raise
+            comparison, rest = Comparison.NONE, text
+    if which_month is not None or threshold is not None:
+        comparison = Comparison.NONE
+    if change is not None and not several and not (zh or _is_yes_no(text)):
+        comparison = Comparison.NONE  # "how much will it rise or fall": a number
+    if comparison is not Comparison.NONE:
+        change = None
+    measure = (
+        ChangeMeasure.RELATIVE
+        if (re.search(r"涨幅|跌幅|幅度|百分比|%", text) if zh else _RELATIVE.search(text))
+        else ChangeMeasure.ABSOLUTE
+    )
+    assumption = ""
+    current = False
+    if window is None:
+        forward = (
+            comparison is not Comparison.NONE
+            and comparison not in (Comparison.HIGHEST, Comparison.LOWEST)
+        ) or change is not None
+        window, assumption = _default_window(reference, forward, zh)
+        current = not forward
+        if change is not None and not forward:
+            change = None
+    elif window.first == window.last == reference and _NOW.search(window.expression.lower()):
+        current = True
+    categorical = comparison is not Comparison.NONE
+    if zh:
+        aggregate = _zh_aggregate(rest, cues, window, which_month)
+    else:
+        aggregate = _aggregate_cue(rest) if which_month is None else None
+        if (
+            categorical
+            and aggregate is Aggregate.EACH
+            and not _EACH.search(_WEAK_EACH.sub(" ", rest))
+        ):
+            # "a lowest monthly price": "monthly" names the price, not a list of months.
+            aggregate = Aggregate.MEAN
+        if aggregate is None or (which_month is not None):
+            aggregate = Aggregate.MEAN
+            if which_month is not None or (not categorical and _EACH.search(rest)):
+                aggregate = Aggregate.EACH
+            elif not categorical and _LISTING.search(rest) and not _MEAN_WORD.search(rest):
+                aggregate = Aggregate.EACH  # "the forecast for the coming two months"
+    if len(window.months) == 1:
+        aggregate = Aggregate.VALUE
+    elif cues.metric is Metric.UNITS and aggregate in (Aggregate.MEAN, Aggregate.VALUE):
+        aggregate = Aggregate.SUM  # units over a window are summed
+    if which_month is not None:
+        aggregate = Aggregate.EACH
+    if categorical and aggregate is Aggregate.EACH:
+        raise QuestionError(
+            "a comparison needs one target per project, not a value for each month; "
+            "ask about the average, highest or lowest price of the window",
+        )
+    if change is not None and aggregate is Aggregate.EACH:
+        aggregate = Aggregate.MEAN
+    if window.last <= reference:
+        task = Task.HISTORY
+    elif categorical or threshold is not None or which_month is not None:
+        task = Task.REASONING
+    else:
+        task = Task.FORECAST
+    if current:
+        # "now" is the current price: the value at R, else the latest month before it.
+        window = TimeWindow(reference, reference, window.expression)
+    return Plan(
+        question=question,
+        reference_month=reference,
+        projects=projects,
         window=window,
         aggregate=aggregate,
         task=task,
         comparison=comparison,
         measure=measure,
+        metric=cues.metric,
+        change=change,
+        which_month=which_month,
+        threshold=threshold,
+        assumption=assumption,
+        language=language,
+        current=current,
     )
+
+
+def _zh_aggregate(
+    text: str, cues: Cues, window: TimeWindow, which_month: Extreme | None
+) -> Aggregate:
+    if len(window.months) == 1:
+        return Aggregate.VALUE
+    if which_month is not None:
+        return Aggregate.EACH
+    if _ZH_EACH.search(text):
+        return Aggregate.EACH
+    if re.search(r"最高|最贵|峰值", text):
+        return Aggregate.MAX
+    if re.search(r"最低|最便宜", text):
+        return Aggregate.MIN
+    if _MEAN_ZH.search(text) or cues.metric is Metric.UNITS:
+        return Aggregate.MEAN
+    return Aggregate.EACH
+
+
+_MEAN_ZH = re.compile(r"平均|均值|总体|整体|合计|总共|一共|总计")
+
+
+def _zh_comparison(text: str, several: bool, cues: Cues) -> tuple[Comparison, str]:
+    rise, fall = _ZH_RISE.search(text), _ZH_FALL.search(text)
+    direction = None
+    if rise and fall:
+        direction = "rise" if rise.start() < fall.start() else "fall"
+    elif rise or fall:
+        direction = "rise" if rise else "fall"
+    if not several:
+        if direction and (_ZH_YES_NO.search(text) or re.search(r"走势|趋势", text)):
+            return Comparison.VS_CURRENT, text
+        if re.search(r"走势|趋势|涨还是跌|上涨还是下跌", text):
+            return Comparison.VS_CURRENT, text
+        return Comparison.NONE, text
+    if not _ZH_WHICH.search(text) and not _ZH_YES_NO.search(text):
+        return Comparison.NONE, text
+    if direction:
+        if _ZH_MOST.search(text) or re.search(r"涨幅|跌幅", text):
+            return (Comparison.RISES_MOST if direction == "rise" else Comparison.FALLS_MOST), text
+        return (Comparison.WHICH_RISE if direction == "rise" else Comparison.WHICH_FALL), text
+    extreme = extreme_of(text, True)
+    if extreme is Extreme.HIGHEST:
+        return Comparison.HIGHEST, text
+    if extreme is Extreme.LOWEST:
+        return Comparison.LOWEST, text
+    return Comparison.NONE, text

@@ -5,7 +5,7 @@ R is "now": the last month of history (DESIGN §3). Conventions, all relative to
 * "next month" = R+1; "the month after next" = R+2; "the next/coming N months" = R+1..R+N.
 * "next quarter" = the next *calendar* quarter; "the next N quarters" likewise.
 * "next year" / "the coming year" = the calendar year after R's year.
-* "last month", "this month", "now", "currently" = R (the most recent month in the store);
+* "this month", "now", "currently", "the latest month" = R; "last month" = R-1;
   "this year" = R's calendar year; "last year" = the year before; "this quarter" = R's
   quarter; "last quarter" = the quarter before it; "the past N months" = R-N+1..R.
 * A month named without a year ("in March") is the next such month after R, or the latest
@@ -390,7 +390,9 @@ _RULES: tuple[_Rule, ...] = (
         _year_to_date,
     ),
     # past, relative to R
-    _rule(r"(?:the\s+)?(?:last|previous|past|latest|most\s+recent)\s+month", _fixed(0, 0)),
+    # "last month" is the month before R (DESIGN §3); the latest month is R itself.
+    _rule(r"(?:the\s+)?(?:last|previous|past)\s+month", _fixed(-1, -1)),
+    _rule(r"(?:the\s+)?(?:latest|most\s+recent)\s+month", _fixed(0, 0)),
     _rule(
         rf"(?:the\s+)?(?:past|last|previous|preceding|recent)\s+(?P<n>{_NUM})\s+months",
         _past_n_months,

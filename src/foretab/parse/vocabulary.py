@@ -28,6 +28,7 @@ august september october november december jan feb mar apr jun jul aug sep sept 
 two three four five six seven eight nine ten eleven twelve community communities
 development developments estates housing residential complex complexes
 per square meter metre sqm yuan rmb cost costs worth selling sale sales sold transaction
+units unit homes flats apartments sell sells best worst
 transactions option options choose among between give tell list provide calculate compute
 peak top bottom trough priciest dearest
 appreciate appreciates depreciate depreciates fluctuate jump jumps surge surges

@@ -12,41 +12,66 @@ import math
 from collections.abc import Callable, Sequence
 
 from foretab.core.catalog import Retrieval
-from foretab.core.plan import Plan, ProjectRef
+from foretab.core.plan import Metric, Plan, ProjectRef
 from foretab.core.series import History
 from foretab.core.stages import HistoryRead
-from foretab.errors import QueryError
+from foretab.errors import QueryError, QuestionError
 from foretab.months import Month
 from foretab.retrieve import history_span
-from foretab.sql.build import history_query
+from foretab.sql.build import history_query, scope_query
 from foretab.sql.guard import GuardedExecutor, QueryResult
 
 REQUIRED_COLUMNS = ("project_name", "month", "price")
 
 
-def rows_to_history(result: QueryResult, projects: Sequence[ProjectRef]) -> History:
-    """Type the rows of a history query as one series per plan entity."""
+def rows_to_history(
+    result: QueryResult,
+    projects: Sequence[ProjectRef],
+    metric: Metric = Metric.PRICE,
+    *,
+    scope: bool = False,
+) -> History:
+    """Type the rows of a history query as one series per plan entity.
+
+    ``metric`` picks the value column (``price`` or ``units_sold``); units, when returned,
+    are kept beside it. A scope read (``scope=True``) scans whole tables, so rows of
+    projects that are not candidates (not active in the months the plan asks about) are
+    skipped; any other query must return only the plan's entities.
+    """
     columns = [c.lower() for c in result.columns]
-    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+    column = "units_sold" if metric is Metric.UNITS else "price"
+    required = (*REQUIRED_COLUMNS[:2], column)
+    missing = [c for c in required if c not in columns]
     if missing:
         raise QueryError(
             f"the history query returned columns {columns}; it must return "
-            f"{', '.join(REQUIRED_COLUMNS)} (and city, district to tell places apart)"
+            f"{', '.join(required)} (and city, district to tell places apart)"
         )
     at = {name: columns.index(name) for name in columns}
     i_city, i_district = at.get("city"), at.get("district")
+    i_units = at.get("units_sold")
+    exact = {(ref.city, ref.district, ref.project): ref for ref in projects}
+    by_name: dict[str, list[ProjectRef]] = {}
+    for ref in projects:
+        by_name.setdefault(ref.project, []).append(ref)
     series: dict[ProjectRef, dict[Month, float]] = {ref: {} for ref in projects}
+    units: dict[ProjectRef, dict[Month, float]] = {}
     dropped = 0
     for row in result.rows:
         name = str(row[at["project_name"]])
-        candidates = [
-            ref
-            for ref in projects
-            if ref.project == name
-            and (i_city is None or ref.city == row[i_city])
-            and (i_district is None or ref.district == row[i_district])
-        ]
+        if i_city is not None and i_district is not None:
+            ref = exact.get((row[i_city], row[i_district], name))
+            candidates = [ref] if ref is not None else []
+        else:
+            candidates = [
+                r
+                for r in by_name.get(name, [])
+                if (i_city is None or r.city == row[i_city])
+                and (i_district is None or r.district == row[i_district])
+            ]
         if not candidates:
+            if scope:
+                continue
             raise QueryError(
                 f"the history query returned a row for {name!r}, which the question does not "
                 "name; a history query must read only the question's projects"
@@ -56,20 +81,29 @@ def rows_to_history(result: QueryResult, projects: Sequence[ProjectRef]) -> Hist
                 f"the history query returned a row for {name!r} without city and district "
                 "columns, and the question names several projects of that name"
             )
-        value = row[at["price"]]
+        month = Month.from_date(row[at["month"]])
+        if i_units is not None and row[i_units] is not None:
+            units.setdefault(candidates[0], {})[month] = float(row[i_units])
+        value = row[at[column]]
         if value is None or not math.isfinite(float(value)):
             dropped += 1
             continue
-        series[candidates[0]][Month.from_date(row[at["month"]])] = float(value)
-    return History(series, dropped_rows=dropped)
+        series[candidates[0]][month] = float(value)
+    return History(series, measure=column, dropped_rows=dropped, units=units)
 
 
 def _read(
     guard: GuardedExecutor, plan: Plan, sql: object, params: tuple[object, ...]
 ) -> HistoryRead:
     result = guard.execute(sql, params)  # type: ignore[arg-type]
+    scope = bool(plan.scopes)
+    if scope and result.truncated:
+        raise QuestionError(
+            f"the scope {', '.join(s.label for s in plan.scopes)} holds more rows than one "
+            f"query may return ({len(result.rows)}); ask about a district or a shorter window"
+        )
     return HistoryRead(
-        rows_to_history(result, plan.projects),
+        rows_to_history(result, plan.projects, plan.metric, scope=scope),
         sql=result.sql,
         params=params,
         rows=len(result.rows),
@@ -87,7 +121,10 @@ class GuardedHistoryReader:
 
     def read(self, plan: Plan, retrieval: Retrieval) -> HistoryRead:
         first, last = history_span(plan)
-        query = history_query(retrieval.tables, plan.projects, first, last)
+        if plan.scopes:
+            query = scope_query(retrieval.tables, first, last)
+        else:
+            query = history_query(retrieval.tables, plan.projects, first, last)
         if query is None:
             return HistoryRead(History.empty(plan.projects))
         return _read(self.guard, plan, query.ast, query.params)

@@ -2,11 +2,15 @@
 
 One ``SELECT`` per year table, joined with ``UNION ALL``::
 
-    SELECT CAST(? AS TEXT) AS city, CAST(? AS TEXT) AS district, project_name, month, price
+    SELECT CAST(? AS TEXT) AS city, CAST(? AS TEXT) AS district, project_name, month, price,
+           units_sold
     FROM project_price_table_jiangning_district_nanjing_2021
     WHERE project_name IN (?, ?) AND month BETWEEN ? AND ?
     UNION ALL ...
     ORDER BY city, district, project_name, month
+
+A scope question (a district or city as a whole) reads every project of the scope's year
+tables in one scan: the same query without the name filter (``scope_query``).
 
 The city and district columns (bound from the catalog entry of each table) give every row
 its exact entity: "Huangpu District" exists in two cities, and project names repeat.
@@ -35,6 +39,25 @@ class HistoryQuery:
         return self.ast.sql(dialect=dialect)
 
 
+def _select(table: CatalogEntry, condition: exp.Expression) -> exp.Select:
+    return (
+        exp.select(
+            exp.alias_(exp.cast(exp.Placeholder(), "text"), "city"),
+            exp.alias_(exp.cast(exp.Placeholder(), "text"), "district"),
+            "project_name",
+            "month",
+            "price",
+            "units_sold",
+        )
+        .from_(exp.to_table(table.table_name))
+        .where(condition)
+    )
+
+
+def _months() -> exp.Expression:
+    return exp.column("month").between(exp.Placeholder(), exp.Placeholder())
+
+
 def history_query(
     tables: Sequence[CatalogEntry], projects: Sequence[ProjectRef], first: Month, last: Month
 ) -> HistoryQuery | None:
@@ -48,24 +71,26 @@ def history_query(
         lo, hi = max(first, Month(table.year, 1)), min(last, Month(table.year, 12))
         if not names or hi < lo:
             continue
-        select = (
-            exp.select(
-                exp.alias_(exp.cast(exp.Placeholder(), "text"), "city"),
-                exp.alias_(exp.cast(exp.Placeholder(), "text"), "district"),
-                "project_name",
-                "month",
-                "price",
-            )
-            .from_(exp.to_table(table.table_name))
-            .where(
-                exp.and_(
-                    exp.column("project_name").isin(*[exp.Placeholder() for _ in names]),
-                    exp.column("month").between(exp.Placeholder(), exp.Placeholder()),
-                )
-            )
-        )
-        selects.append(select)
+        names_in = exp.column("project_name").isin(*[exp.Placeholder() for _ in names])
+        selects.append(_select(table, exp.and_(names_in, _months())))
         params += [table.city, table.district, *names, lo.first_day, hi.first_day]
+    return _union(selects, params)
+
+
+def scope_query(tables: Sequence[CatalogEntry], first: Month, last: Month) -> HistoryQuery | None:
+    """Every project of ``tables`` from ``first`` to ``last``: one scan per year table."""
+    selects: list[exp.Select] = []
+    params: list[object] = []
+    for table in tables:
+        lo, hi = max(first, Month(table.year, 1)), min(last, Month(table.year, 12))
+        if hi < lo:
+            continue
+        selects.append(_select(table, _months()))
+        params += [table.city, table.district, lo.first_day, hi.first_day]
+    return _union(selects, params)
+
+
+def _union(selects: list[exp.Select], params: list[object]) -> HistoryQuery | None:
     if not selects:
         return None
     query: exp.Query = selects[0]

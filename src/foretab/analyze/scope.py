@@ -1,0 +1,134 @@
+"""Scope questions: a district or city as a whole (DESIGN §4, scope table).
+
+Candidates are the plan's projects inside each scope with a value for the metric in the
+window (the planner lists, for a future window, the projects observed in R−11..R; the
+future source forecast them all). A candidate's value over the window is the MEAN of its
+monthly prices or the SUM of its units. Ties go to the first project in catalog order
+(city, district, project), so candidates are taken in that order and sorts are stable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from foretab.analyze.values import Series, dmean, merged, r2, window_text, window_values
+from foretab.core.plan import Extreme, Language, Metric, Plan, ProjectRef, ScopeOp, ScopeRef
+from foretab.core.stages import Analysis
+from foretab.errors import QuestionError
+
+Cell = str | float
+
+
+def _in(scope: ScopeRef, ref: ProjectRef) -> bool:
+    return ref.city == scope.city and (scope.district is None or ref.district == scope.district)
+
+
+def _values(
+    plan: Plan, scope: ScopeRef, metric: Metric, history: Mapping, future: Mapping
+) -> list[tuple[ProjectRef, float]]:
+    out: list[tuple[ProjectRef, float]] = []
+    for ref in sorted(r for r in plan.projects if _in(scope, r)):
+        values = [
+            v for _, v in window_values(plan, ref, merged(ref, history, future), strict=False)
+        ]
+        if values:
+            out.append((ref, r2(sum(values)) if metric is Metric.UNITS else dmean(values)))
+    return out
+
+
+def analyze_scope(
+    plan: Plan,
+    prices: Mapping[ProjectRef, Series],
+    future: Mapping[ProjectRef, Series],
+    units: Mapping[ProjectRef, Series],
+) -> Analysis:
+    """One answer item per scope, in question order (``prices`` holds the plan's metric)."""
+    query = plan.scope
+    assert query is not None
+    zh = plan.language is Language.ZH
+    answer: list[list[Cell]] = []
+    parts: list[str] = []
+    by_metric = {Metric.PRICE: (prices, future), Metric.UNITS: (units, {})}
+    for scope in plan.scopes:
+        where = scope.name_zh if zh and scope.name_zh else scope.label
+
+        def values(metric: Metric, scope: ScopeRef = scope) -> list[tuple[ProjectRef, float]]:
+            return _values(plan, scope, metric, *by_metric[metric])
+
+        main = values(query.metric)
+        if query.op is ScopeOp.COUNT:
+            n = sum(1 for _, v in values(Metric.UNITS) if v > 0)
+            answer.append([float(n)])
+            parts.append(f"{where}: {n}")
+            continue
+        if not main:
+            raise QuestionError(
+                f"no project in {scope.label} has a {query.metric.value} value "
+                f"{window_text(plan)}; ask about months with sales"
+            )
+        if query.op in (ScopeOp.MEAN, ScopeOp.TOTAL):
+            numbers = [v for _, v in main]
+            value = r2(sum(numbers)) if query.op is ScopeOp.TOTAL else dmean(numbers)
+            answer.append([value])
+            parts.append(f"{where}: {value:,.2f}")
+            continue
+        if query.op is ScopeOp.PICK:
+            picked = _ranked(main, query.extreme)[:1]
+        elif query.op is ScopeOp.TOP:
+            ranking = main if query.rank_by is query.metric else values(query.rank_by)
+            picked = _ranked(ranking, query.extreme)[: query.n]
+        elif query.op is ScopeOp.FILTER:
+            picked = [
+                (ref, v)
+                for ref, v in main
+                if (query.low is None or v >= query.low) and (query.high is None or v <= query.high)
+            ]
+        elif query.op is ScopeOp.FILTER_THEN_PICK:
+            inside = {
+                ref
+                for ref, v in main
+                if (query.low is None or v >= query.low) and (query.high is None or v <= query.high)
+            }
+            ranking = [(r, v) for r, v in values(query.rank_by) if r in inside]
+            picked = _ranked(ranking, query.extreme)[:1]
+        else:  # TOP_THEN_PICK: among the top N by units, the highest / lowest price
+            top = {ref for ref, _ in _ranked(values(query.rank_by), Extreme.HIGHEST)[: query.n]}
+            picked = _ranked([(r, v) for r, v in main if r in top], query.extreme)[:1]
+        names = [ref.name(plan.language) for ref, _ in picked]
+        if not names and query.op is ScopeOp.FILTER:
+            names_text = "无" if zh else "none"
+            answer.append(["None"])
+        else:
+            answer.extend([name] for name in names)
+            names_text = "、".join(names) if zh else ", ".join(names)
+        parts.append(f"{where}: {names_text}")
+    sep = "；" if zh else "; "
+    if zh:
+        text = f"{window_text(plan)}，{sep.join(parts)}。"
+    else:
+        text = f"{_what(plan)} {window_text(plan)}: {sep.join(parts)}."
+    return Analysis(answer, text)
+
+
+def _ranked(
+    items: list[tuple[ProjectRef, float]], extreme: Extreme
+) -> list[tuple[ProjectRef, float]]:
+    # sorted() is stable: equal values keep catalog order, so ties go to the first project.
+    return sorted(items, key=lambda item: -item[1] if extreme is Extreme.HIGHEST else item[1])
+
+
+def _what(plan: Plan) -> str:
+    query = plan.scope
+    assert query is not None
+    unit = "units sold" if query.metric is Metric.UNITS else "price"
+    return {
+        ScopeOp.PICK: f"The {query.extreme.value} {unit} project",
+        ScopeOp.TOP: f"The top {query.n} by {query.rank_by.value}"
+        + (" (ascending)" if query.extreme is Extreme.LOWEST else ""),
+        ScopeOp.FILTER: "Projects in the price range",
+        ScopeOp.TOP_THEN_PICK: f"Among the top {query.n} by units, the {query.extreme.value} price",
+        ScopeOp.FILTER_THEN_PICK: f"In the price range, the {query.extreme.value} units sold",
+        ScopeOp.MEAN: "The mean price of the projects",
+        ScopeOp.TOTAL: "Total units sold",
+        ScopeOp.COUNT: "Projects with sales",
+    }[query.op]

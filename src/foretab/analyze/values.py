@@ -1,0 +1,110 @@
+"""The numeric rules every answer is computed with (shared by project and scope questions).
+
+* Every monthly value is rounded first: ``p = round(value, 2)``.
+* A target over the window uses the rounded values of the window's months that have one:
+  VALUE = the month's value; MEAN = the exact decimal mean, rounded half up to 2 decimals
+  (as SQL's ROUND on a DECIMAL does); MAX / MIN; SUM (units sold over the window). A window
+  month after R without a future value, or a window with no value at all, raises
+  ``ForecastError`` (future) or ``QuestionError`` (history) — never a silent guess.
+* Current value ``c`` = the value at R, else the latest observed month before R.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import ROUND_HALF_UP, Decimal
+
+from foretab.core.plan import Aggregate, Language, Metric, Plan, ProjectRef
+from foretab.errors import ForecastError, QuestionError
+from foretab.months import Month
+
+Series = Mapping[Month, float]
+
+
+def dmean(values: list[float]) -> float:
+    """Exact decimal mean of 2-decimal values, rounded half up (binary floats would not)."""
+    exact = sum(Decimal(f"{v:.2f}") for v in values) / len(values)
+    return float(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def r2(value: float) -> float:
+    """Round half up to 2 decimals."""
+    return float(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)) + 0.0
+
+
+def merged(
+    ref: ProjectRef, history: Mapping[ProjectRef, Series], future: Mapping[ProjectRef, Series]
+) -> dict[Month, float]:
+    """History and future values of one entity in one series."""
+    out = dict(history.get(ref, {}))
+    out.update(future.get(ref, {}))
+    return out
+
+
+def window_text(plan: Plan) -> str:
+    """The window in words, in the question's language."""
+    first, last = plan.window.first, plan.window.last
+    if plan.language is Language.ZH:
+        return zh_month(first) if first == last else f"{zh_month(first)}至{zh_month(last)}"
+    if plan.window.only:
+        return "in " + ", ".join(m.label for m in plan.window.months)
+    return f"in {first.label}" if first == last else f"from {first.label} to {last.label}"
+
+
+def zh_month(month: Month) -> str:
+    """``2022年1月``."""
+    return f"{month.year}年{month.month}月"
+
+
+def window_values(
+    plan: Plan, ref: ProjectRef, series: Mapping[Month, float], *, strict: bool = True
+) -> list[tuple[Month, float]]:
+    """The rounded values of the window's months that have one (see the module rules)."""
+    values: list[tuple[Month, float]] = []
+    for month in plan.window.months:
+        if month in series:
+            values.append((month, round(float(series[month]), 2)))
+        elif month > plan.reference_month and strict:
+            raise ForecastError(
+                f"no forecast for {ref.project} in {month.label}; forecast at least "
+                f"{plan.window.last.minus(plan.reference_month)} months past "
+                f"{plan.reference_month.label}"
+            )
+    if not values and strict:
+        what = "units sold" if plan.metric is Metric.UNITS else "price"
+        raise QuestionError(
+            f"{ref.project} ({ref.district}, {ref.city}) has no {what} recorded "
+            f"{window_text(plan)}; ask about months with sales "
+            f"(`foretab projects --db DB --search TEXT` shows its months)"
+        )
+    return values
+
+
+def target(aggregate: Aggregate, values: list[tuple[Month, float]], plan: Plan) -> float:
+    """The window's values reduced by ``aggregate``."""
+    numbers = [v for _, v in values]
+    if aggregate is Aggregate.MEAN:
+        return dmean(numbers)
+    if aggregate is Aggregate.SUM:
+        return r2(sum(numbers))
+    if aggregate is Aggregate.MAX:
+        return max(numbers)
+    if aggregate is Aggregate.MIN:
+        return min(numbers)
+    if len(numbers) != 1:
+        raise QuestionError(
+            f"one value was asked for but the window {window_text(plan)} holds {len(numbers)}"
+        )
+    return numbers[0]
+
+
+def current_value(plan: Plan, ref: ProjectRef, history: Mapping[ProjectRef, Series]) -> float:
+    """The value at R, else the latest observed month before R, rounded to 2 decimals."""
+    series = history.get(ref, {})
+    past = [month for month in series if month <= plan.reference_month]
+    if not past:
+        raise QuestionError(
+            f"{ref.project} has no price at or before {plan.reference_month.label}, so there "
+            "is no current price to compare with"
+        )
+    return round(float(series[max(past)]), 2)

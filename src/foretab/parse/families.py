@@ -1,0 +1,294 @@
+"""Family cues beyond the comparison and aggregate words of ``parser``.
+
+The metric (price or units), a numeric change, which-month, thresholds, and what a scope
+question asks — in English and Chinese. Each reader takes the cue text (entities and time masked) and
+returns a typed value or None.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from foretab.core.plan import ChangeMeasure, Extreme, Metric, ScopeOp, ScopeQuery, Threshold
+from foretab.parse.zh_time import NUM as ZH_NUM
+from foretab.parse.zh_time import zh_number
+
+_EN_NUMBERS = {w: i for i, w in enumerate(
+    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}  # fmt: skip
+_EN_N = r"(?:\d{1,3}|" + "|".join(_EN_NUMBERS) + r")"
+_AMOUNT = r"(?:rmb|cny|¥|yuan)?\s*(?P<v>\d[\d,]*(?:\.\d+)?)\s*(?P<k>k\b|thousand\b)?"
+
+# -- English ------------------------------------------------------------------------------
+
+_UNITS_EN = re.compile(
+    r"\bunits?\b|\bbest[\s-]?sell\w*|\bworst[\s-]?sell\w*|\bsold\b|\bsells?\b(?!\s+for)"
+    r"|\bsales\s+volume|\bvolume\b|\bnumber\s+of\s+(?:sales|transactions|homes|flats)\b"
+    r"|\bhow\s+many\s+(?:homes|flats|apartments|houses|properties|transactions|sales)\b"
+    r"|\btransactions\b|\btotal\s+sales\b"
+)
+_PRICE_EN = re.compile(r"\bpric\w*|\bcost\w*|\bexpensive\b|\bcheap\w*|\bpricier\b|\bcheaper\b")
+_CHANGE_EN = re.compile(
+    r"\bhow\s+much\b[^?]*\b(?:rise|rises|fall|falls|change|changes|changed|increase|increased"
+    r"|decrease|decreased|drop|dropped|grow|grew|goes_up|goes_down|differ|gain|lose|move)\b"
+    r"|\bby\s+how\s+much\b|\bby\s+what\s+(?:percentage|percent|amount)\b"
+    r"|\b(?:what|how\s+big|how\s+large)\b[^?]*\b(?:percentage|percent|absolute|price|net)\s+"
+    r"(?:change|increase|decrease|rise|fall|drop|growth|gain)\b(?!\s+(?:the\s+)?most)"
+    r"|\bwhat\s+(?:was|is|will\s+be)\s+the\s+(?:change|difference|increase|decrease)\b"
+)
+_WHICH_MONTH_EN = re.compile(
+    r"\b(?:which|what)\s+month\b|\bin\s+which\s+month\b|\bwhen\b(?=.*\b(?:highest|lowest|peak"
+    r"|pricier|priciest|cheapest|cheaper|maximum|minimum|most|least|top|bottom)\b)"
+)
+_ABOVE_EN = r"(?:above|over|exceed|exceeds|exceeding|more\s+than|higher\s+than|greater\s+than|at\s+least|surpass|surpasses|beyond)"
+_BELOW_EN = (
+    r"(?:below|under|less\s+than|lower\s+than|cheaper\s+than|beneath|at\s+most|fewer\s+than)"
+)
+_THRESHOLD_EN = re.compile(rf"\b(?P<dir>{_ABOVE_EN}|{_BELOW_EN})\s+(?:the\s+)?{_AMOUNT}")
+_BETWEEN_EN = re.compile(
+    rf"\bbetween\s+{_AMOUNT.replace('?P<v>', '?P<a>').replace('?P<k>', '?P<ka>')}\s*(?:and|-|to)\s*"
+    rf"{_AMOUNT.replace('?P<v>', '?P<b>').replace('?P<k>', '?P<kb>')}"
+    rf"|\bfrom\s+{_AMOUNT.replace('?P<v>', '?P<c>').replace('?P<k>', '?P<kc>')}\s*to\s*"
+    rf"{_AMOUNT.replace('?P<v>', '?P<d>').replace('?P<k>', '?P<kd>')}"
+)
+_TOP_N_EN = re.compile(
+    rf"\btop\s+(?P<a>{_EN_N})\b|\b(?:the\s+)?(?P<b>{_EN_N})\s+(?:most|least|cheapest|priciest"
+    rf"|highest|lowest|best|worst|top|biggest|largest|pricier|cheaper|costliest|dearest"
+    rf"|leading|bestselling|best-selling)\b|\b(?P<c>{_EN_N})\s+projects\b"
+)
+_COUNT_EN = re.compile(
+    r"\bhow\s+many\s+(?:projects|communities|developments|estates|complexes)\b"
+    r"|\bnumber\s+of\s+(?:projects|communities|developments)\b|\bcount\s+(?:of\s+)?projects\b"
+)
+_WHICH_EN = re.compile(
+    r"\bwhich\b|\bwhat\s+(?:project|projects|community|communities|development|are|were|is)\b"
+    r"|\blist\b|\bname\b|\bshow\b|\bwho\b|\btop\b|\brank\w*"
+)
+_HIGH_EN = re.compile(
+    r"\b(?:highest|higher|priciest|pricier|dearest|most|maximum|max|top|best[\s-]?sell\w*"
+    r"|greatest|biggest|largest|costliest|peak|peaked)\b"
+)
+_LOW_EN = re.compile(
+    r"\b(?:lowest|lower|cheapest|cheaper|least|fewest|minimum|min|bottom|worst[\s-]?sell\w*"
+    r"|smallest|weakest)\b"
+)
+_MEAN_EN = re.compile(r"\baverage\b|\bmean\b|\bavg\b|\btypical\b|\boverall\b|\bprice\s+level\b")
+
+# -- Chinese -------------------------------------------------------------------------------
+
+_UNITS_ZH = re.compile(
+    r"销量|销售量|销售情况|成交套数|套数|多少套|成交量|卖出|售出|卖了|卖得|成交的房子数量"
+    r"|房子数量|房屋数量|成交了多少|销售数量|成交数量|卖房|套房"
+)
+_PRICE_ZH = re.compile(r"均价|房价|价格|单价|价位|多少钱|贵|便宜")
+_HIGH_ZH = re.compile(r"最高|最贵|最多|最好|最大|最火|更高|更贵|更多|较高|较多|较贵|最畅销|最旺")
+_LOW_ZH = re.compile(r"最低|最便宜|最少|最差|最小|更低|更便宜|更少|较低|较少|较便宜|最冷清")
+_TOP_N_ZH = re.compile(
+    rf"前\s*(?P<a>{ZH_NUM})\s*(?:名|位|个)?|(?P<b>{ZH_NUM})\s*个(?:小区|项目|楼盘)"
+    rf"|哪\s*(?P<c>{ZH_NUM})\s*个"
+)
+_RANGE_ZH = re.compile(
+    r"(?P<a>\d+(?:\.\d+)?)\s*(?P<wa>万)?\s*(?:元)?(?:/平方米|每平方米|/平米|每平米)?\s*"
+    r"(?:至|到|-|－|—|~|～)\s*(?P<b>\d+(?:\.\d+)?)\s*(?P<wb>万)?"
+)
+_THRESHOLD_ZH = re.compile(
+    r"(?P<dir>超过|高于|多于|大于|超出|突破|不低于|低于|少于|小于|不足|不到|不超过)\s*"
+    r"(?P<v>\d+(?:\.\d+)?)\s*(?P<w>万)?"
+)
+_CHANGE_ZH = re.compile(
+    r"涨了多少|跌了多少|变化了多少|变动了多少|变化多少|涨幅|跌幅|变化幅度|变化率|增幅|降幅|涨跌"
+)
+_WHICH_MONTH_ZH = re.compile(r"哪个月|哪一个月|几月|哪月")
+_COUNT_ZH = re.compile(r"多少个小区|几个小区|多少个项目|几个项目|多少个楼盘|小区数量|项目数量")
+_MEAN_ZH = re.compile(r"平均|均值")
+_WHICH_ZH = re.compile(r"哪|有哪些|列出|排名|排行")
+
+
+@dataclass(frozen=True, slots=True)
+class Cues:
+    """What the family readers found in one question."""
+
+    metric: Metric
+    change: ChangeMeasure | None
+    which_month: Extreme | None
+    threshold: Threshold | None
+
+
+def _amount(value: str, thousand: str | None) -> float:
+    number = float(value.replace(",", ""))
+    return number * 1000 if thousand else number
+
+
+def _en_n(text: str) -> int:
+    return int(text) if text.isdigit() else _EN_NUMBERS[text]
+
+
+def metric_of(text: str, zh: bool) -> Metric:
+    """Units when the question asks about sales, else the price."""
+    units = (_UNITS_ZH if zh else _UNITS_EN).search(text)
+    if units is None:
+        return Metric.PRICE
+    if not zh and re.search(r"\b(?:selling|sale|sales|sold)\s+(?:price|prices)\b", text):
+        return Metric.PRICE
+    return Metric.UNITS
+
+
+def extreme_of(text: str, zh: bool) -> Extreme | None:
+    """The first highest / lowest word, or None."""
+    high, low = (_HIGH_ZH, _LOW_ZH) if zh else (_HIGH_EN, _LOW_EN)
+    h, lo = high.search(text), low.search(text)
+    if h and (not lo or h.start() < lo.start()):
+        return Extreme.HIGHEST
+    return Extreme.LOWEST if lo else None
+
+
+def read_cues(text: str, zh: bool) -> Cues:
+    """Metric, numeric change, which-month and threshold of a project question."""
+    metric = metric_of(text, zh)
+    change: ChangeMeasure | None = None
+    if zh:
+        found = _CHANGE_ZH.search(text)
+        if found:
+            relative = any(w in found.group() for w in ("幅", "率"))
+            change = ChangeMeasure.RELATIVE if relative else ChangeMeasure.ABSOLUTE
+    elif _CHANGE_EN.search(text):
+        relative = re.search(r"percent|%|\brate\b|relative", text)
+        change = ChangeMeasure.RELATIVE if relative else ChangeMeasure.ABSOLUTE
+    which_month = None
+    if (_WHICH_MONTH_ZH if zh else _WHICH_MONTH_EN).search(text):
+        which_month = extreme_of(text, zh) or Extreme.HIGHEST
+    return Cues(metric, change, which_month, threshold_of(text, zh))
+
+
+def threshold_of(text: str, zh: bool) -> Threshold | None:
+    """A Yes / No threshold: "above 25,000", "超过2万"."""
+    if zh:
+        m = _THRESHOLD_ZH.search(text)
+        if not m:
+            return None
+        value = float(m.group("v")) * (10_000 if m.group("w") else 1)
+        return Threshold(
+            m.group("dir") in ("超过", "高于", "多于", "大于", "超出", "突破", "不低于"), value
+        )
+    m = _THRESHOLD_EN.search(text)
+    if not m:
+        return None
+    value = _amount(m.group("v"), m.group("k"))
+    return Threshold(not re.match(_BELOW_EN, m.group("dir")), value)
+
+
+def range_of(text: str, zh: bool) -> tuple[float | None, float | None] | None:
+    """Bounds of a price filter: "between A and B", "above A", "位于A至B之间"."""
+    if zh:
+        m = _RANGE_ZH.search(text)
+        if m and re.search(r"之间|区间|范围|介于|位于|在", text):
+            a = float(m.group("a")) * (10_000 if m.group("wa") else 1)
+            b = float(m.group("b")) * (10_000 if m.group("wb") or m.group("wa") else 1)
+            return a, b
+        t = threshold_of(text, zh)
+        if t is not None:
+            return (t.value, None) if t.above else (None, t.value)
+        return None
+    m = _BETWEEN_EN.search(text)
+    if m:
+        a = m.group("a") or m.group("c")
+        b = m.group("b") or m.group("d")
+        ka = m.group("ka") or m.group("kc")
+        kb = m.group("kb") or m.group("kd")
+        return _amount(a, ka or kb), _amount(b, kb)
+    t = threshold_of(text, zh)
+    if t is not None:
+        return (t.value, None) if t.above else (None, t.value)
+    return None
+
+
+def top_n_of(text: str, zh: bool) -> int | None:
+    """N of "top N", "the three cheapest", "前五"."""
+    m = (_TOP_N_ZH if zh else _TOP_N_EN).search(text)
+    if not m:
+        return None
+    word = next(g for g in m.groups() if g)
+    return zh_number(word) if zh else _en_n(word)
+
+
+def scope_query_of(text: str, zh: bool) -> ScopeQuery:
+    """What a question about a district or city as a whole asks for."""
+    metric = metric_of(text, zh)
+    price_word = (_PRICE_ZH if zh else _PRICE_EN).search(text)
+    count = (_COUNT_ZH if zh else _COUNT_EN).search(text)
+    if count:
+        return ScopeQuery(ScopeOp.COUNT, Metric.UNITS)
+    n = top_n_of(text, zh)
+    bounds = range_of(text, zh)
+    which = (_WHICH_ZH if zh else _WHICH_EN).search(text)
+    units_rank = metric is Metric.UNITS
+    if (bounds is not None and price_word is not None) or (bounds is not None and not units_rank):
+        low, high = bounds
+        rest = _without(text, bounds_match(text, zh))
+        if units_rank and extreme_of(rest, zh) is not None:
+            extreme = extreme_of(rest, zh) or Extreme.HIGHEST
+            return ScopeQuery(
+                ScopeOp.FILTER_THEN_PICK, Metric.PRICE, extreme, Metric.UNITS, 1, low, high
+            )
+        return ScopeQuery(ScopeOp.FILTER, Metric.PRICE, low=low, high=high)
+    if units_rank and price_word is not None and (n is not None or _top_units(text, zh)):
+        # "among the five best-selling projects, which had the lowest price"
+        extreme = _price_extreme(text, zh) or Extreme.HIGHEST
+        return ScopeQuery(ScopeOp.TOP_THEN_PICK, Metric.PRICE, extreme, Metric.UNITS, n or 1)
+    extreme = extreme_of(text, zh)
+    if extreme is None and n is not None:
+        extreme = Extreme.HIGHEST
+    if extreme is not None and (which or n is not None):
+        if n is not None and n > 1:
+            return ScopeQuery(ScopeOp.TOP, metric, extreme, metric, n)
+        return ScopeQuery(ScopeOp.PICK, metric, extreme, metric)
+    if metric is Metric.UNITS:
+        return ScopeQuery(ScopeOp.TOTAL, Metric.UNITS)
+    return ScopeQuery(ScopeOp.MEAN, Metric.PRICE)
+
+
+def bounds_match(text: str, zh: bool) -> re.Match[str] | None:
+    """Where the range or threshold of a filter is written."""
+    if zh:
+        return _RANGE_ZH.search(text) or _THRESHOLD_ZH.search(text)
+    return _BETWEEN_EN.search(text) or _THRESHOLD_EN.search(text)
+
+
+def _without(text: str, match: re.Match[str] | None) -> str:
+    if match is None:
+        return text
+    return text[: match.start()] + " " + text[match.end() :]
+
+
+def _top_units(text: str, zh: bool) -> bool:
+    if zh:
+        return bool(re.search(r"销量(?:排名|排行榜?)?前|销量最高的", text))
+    return bool(re.search(r"best[\s-]?sell\w*|top\s+\w+\s+by\s+units|most\s+units", text))
+
+
+def _price_extreme(text: str, zh: bool) -> Extreme | None:
+    """The extreme that applies to the price (after "among the top N by units")."""
+    if zh:
+        m = re.search(
+            r"(?:均价|房价|价格|单价)[^，。？]*?(最高|最贵|最低|最便宜|更高|更低)"
+            r"|(最高|最贵|最低|最便宜)[^，。？]*?(?:均价|房价|价格)",
+            text,
+        )
+        if not m:
+            return None
+        word = m.group(1) or m.group(2)
+        return Extreme.HIGHEST if word in ("最高", "最贵", "更高") else Extreme.LOWEST
+    m = re.search(
+        r"\b(highest|lowest|cheapest|priciest|pricier|cheaper|most\s+expensive"
+        r"|least\s+expensive)\b(?=[^?]*\bpric|\s*\??$)|\b(?:price|prices)\b[^?]*\b"
+        r"(highest|lowest)\b",
+        text,
+    )
+    if not m:
+        return None
+    word = m.group(1) or m.group(2)
+    return (
+        Extreme.HIGHEST
+        if word in ("highest", "priciest", "pricier", "most expensive")
+        else Extreme.LOWEST
+    )
