@@ -39,6 +39,7 @@ def _register() -> None:
         bench_latency,
         bench_qa,
         bench_serve,
+        bench_retqa,
         demo,
         projects,
         query,

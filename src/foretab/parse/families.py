@@ -77,15 +77,21 @@ _MEAN_EN = re.compile(r"\baverage\b|\bmean\b|\bavg\b|\btypical\b|\boverall\b|\bp
 # -- Chinese -------------------------------------------------------------------------------
 
 _UNITS_ZH = re.compile(
-    r"销量|销售量|销售情况|成交套数|套数|多少套|成交量|卖出|售出|卖了|卖得|成交的房子数量"
+    r"销量|销售(?!价|均价|单价)|成交套数|套数|多少套|成交量|卖出|售出|卖了|卖得|成交的房子数量"
     r"|房子数量|房屋数量|成交了多少|销售数量|成交数量|卖房|套房"
 )
-_PRICE_ZH = re.compile(r"均价|房价|价格|单价|价位|多少钱|贵|便宜")
-_HIGH_ZH = re.compile(r"最高|最贵|最多|最好|最大|最火|更高|更贵|更多|较高|较多|较贵|最畅销|最旺")
-_LOW_ZH = re.compile(r"最低|最便宜|最少|最差|最小|更低|更便宜|更少|较低|较少|较便宜|最冷清")
+_PRICE_ZH = re.compile(r"均价|房价|价格|单价|售价|价位|多少钱|贵|便宜")
+_HIGH_ZH = re.compile(
+    r"最高|最贵|最昂贵|最多|最好|最大|最火|最佳|最突出|突出|领先|榜首|最畅销|最旺|最热"
+    r"|更高|更贵|更多|较高|较多|较贵|更好"
+)
+_LOW_ZH = re.compile(
+    r"最低|最便宜|最亲民|最实惠|最少|最差|最小|最不理想|不理想|最冷清|垫底|最弱"
+    r"|更低|更便宜|更少|较低|较少|较便宜|更差"
+)
 _TOP_N_ZH = re.compile(
     rf"前\s*(?P<a>{ZH_NUM})\s*(?:名|位|个)?|(?P<b>{ZH_NUM})\s*个(?:小区|项目|楼盘)"
-    rf"|哪\s*(?P<c>{ZH_NUM})\s*个"
+    rf"|哪\s*(?P<c>{ZH_NUM})\s*个|(?P<d>{ZH_NUM})\s*(?:大|个)(?=[^，。？]*?(?:小区|项目|楼盘))"
 )
 _RANGE_ZH = re.compile(
     r"(?P<a>\d+(?:\.\d+)?)\s*(?P<wa>万)?\s*(?:元)?(?:/平方米|每平方米|/平米|每平米)?\s*"
@@ -262,7 +268,7 @@ def _without(text: str, match: re.Match[str] | None) -> str:
 
 def _top_units(text: str, zh: bool) -> bool:
     if zh:
-        return bool(re.search(r"销量(?:排名|排行榜?)?前|销量最高的", text))
+        return bool(re.search(r"(?:销量|销售|成交量|销售量)(?:排名|排行榜?)?前|销量最高的", text))
     return bool(re.search(r"best[\s-]?sell\w*|top\s+\w+\s+by\s+units|most\s+units", text))
 
 
@@ -270,8 +276,8 @@ def _price_extreme(text: str, zh: bool) -> Extreme | None:
     """The extreme that applies to the price (after "among the top N by units")."""
     if zh:
         m = re.search(
-            r"(?:均价|房价|价格|单价)[^，。？]*?(最高|最贵|最低|最便宜|更高|更低)"
-            r"|(最高|最贵|最低|最便宜)[^，。？]*?(?:均价|房价|价格)",
+            r"(?:均价|房价|价格|单价|售价)[^，。？]*?(最高|最贵|最低|最便宜|更高|更低)"
+            r"|(最高|最贵|最低|最便宜)[^，。？]*?(?:均价|房价|价格|售价)",
             text,
         )
         if not m:

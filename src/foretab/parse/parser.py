@@ -472,7 +472,8 @@ def _check_horizon(window: TimeWindow, reference: Month) -> None:
 
 
 def _zh_text(question: str, spans: list[tuple[int, int]]) -> str:
-    return re.sub(r"#+", " ", _mask(question, spans))
+    # "最为便宜" / "最为突出": the same cue as "最便宜" / "最突出".
+    return re.sub(r"#+", " ", _mask(question, spans)).replace("最为", "最")
 
 
 def _scope_plan(
@@ -629,8 +630,8 @@ def _zh_aggregate(
 ) -> Aggregate:
     if len(window.months) == 1:
         return Aggregate.VALUE
-    if which_month is not None:
-        return Aggregate.EACH
+    if which_month is not None or window.only:
+        return Aggregate.EACH  # "2020年9月与2021年6月…各是多少": one value per month named
     if _ZH_EACH.search(text):
         return Aggregate.EACH
     if re.search(r"最高|最贵|峰值", text):

@@ -43,7 +43,9 @@ class ZhTime:
     end: int
 
 
-_YM = r"(?P<{y}>\d{{4}})\s*年\s*(?P<{m}>\d{{1,2}})\s*月份?"
+_YM = r"(?P<{y}>\d{{4}})\s*年\s*(?:的\s*)?(?P<{m}>\d{{1,2}})\s*月份?"
+# "2022年5月以及同年12月", "2019年6月、7月和8月": later months of a list, same year.
+_MORE = re.compile(r"\s*(?:与|和|以及|及|、|，|,|跟|还有)\s*(?:同年|当年|该年)?(?:的)?\s*(?P<m>\d{1,2})\s*月份?")
 _ONE = re.compile(_YM.format(y="y", m="m"))
 _RANGE = re.compile(
     r"(?:从|自)?" + _YM.format(y="y1", m="m1")
@@ -140,6 +142,16 @@ def find_zh_time(question: str, reference: Month) -> ZhTime | None:
         _add_list(found, group)
     for start, end, month in singles:
         found.append((start, end, month, month, ()))
+        listed, at = [month], end
+        while (more := _MORE.match(question, at)) and 1 <= int(more.group("m")) <= 12:
+            # "5月以及同年12月" but not "5月至8月" (a range) or "5月与2022年6月" (a full month)
+            if question[more.end() : more.end() + 1] == "年":
+                break
+            listed.append(Month(month.year, int(more.group("m"))))
+            at = more.end()
+        if len(listed) > 1:
+            months = tuple(listed)
+            found.append((start, at, min(months), max(months), months))
     for m in _QUARTER.finditer(question):
         year = _year_word(m.group("y"), reference)
         q = zh_number(m.group("q") or m.group("q2"))
