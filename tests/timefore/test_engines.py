@@ -460,3 +460,22 @@ def test_a_reply_cut_at_max_tokens_says_so(fake_openai, mini_duckdb) -> None:
         engine.close()
     assert type(caught.value).__name__ == "AgentError"
     assert len(caught.value.steps) == 5  # three calls, two retries, all in the report
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [(None, "the reply was empty"), ("I'm sorry, I cannot help with that.", "a refusal")],
+)
+def test_empty_replies_and_refusals_end_in_a_clear_error(
+    fake_openai, mini_duckdb, content, why
+) -> None:
+    fake_openai.respond_with(lambda body: Scripted(body=completion_body(content)))
+    result = cli(
+        "ask", QUESTION, "--db", mini_duckdb, "--engine", "timefore", "--json",
+        *llm_flags(fake_openai),
+    )  # fmt: skip
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]
+    assert error["type"] == "AgentError" and why in error["message"]
+    assert "--engine rules" in error["message"]
+    assert len(fake_openai.requests) == 3

@@ -198,3 +198,13 @@ def test_python_literals_with_apostrophes_in_names() -> None:
         ["O'Neill Bay"],
         ["Bao'an Court"],
     ]
+
+
+def test_text_answer_follows_the_question_language() -> None:
+    from foretab.timefore.analyzer import answer_text
+
+    assert answer_text([[1234.5]], "TimeFore", "What will...") == "The TimeFore answer is 1,234.50."
+    assert (
+        answer_text([["Increase"]], "TimeFore", "外滩花园下个月会涨吗？")
+        == "TimeFore 的回答：Increase。"
+    )

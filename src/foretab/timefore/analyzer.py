@@ -9,6 +9,7 @@ then parsed into the ODTQA-FoRe list format, asking again (bounded) when it is u
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from foretab.core.plan import Plan, Task
@@ -21,6 +22,7 @@ from foretab.timefore.extract import Cell, clean, extract_answer
 from foretab.timefore.prompts import current_rows, future_rows, history_rows, numbered, render
 from foretab.timefore.session import AgentSession, Conversation, ask_until
 
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 _ANSWER_LABELS = ("<Answer>",)
 _NORMALISED_LABELS = ("<Normalized Answer>", "<Normalizied Answer>", "<Normalised Answer>")
 _REMINDER = "Output only the answer list, e.g. [[12345.67]] or [['Increase']]."
@@ -52,11 +54,13 @@ def _rounded(answer: list[list[Cell]]) -> list[list[Cell]]:
     return [[round(c, 2) if isinstance(c, float) else c for c in row] for row in answer]
 
 
-def answer_text(answer: list[list[Cell]], engine: str) -> str:
-    """One sentence stating the answer (the LLM chose it; the text says so)."""
+def answer_text(answer: list[list[Cell]], engine: str, question: str = "") -> str:
+    """One sentence stating the answer, in the question's language (the LLM chose it)."""
     parts = [
         " ".join(f"{c:,.2f}" if isinstance(c, float) else str(c) for c in row) for row in answer
     ]
+    if _CJK.search(question):
+        return f"{engine} 的回答：" + "；".join(parts) + "。"
     return f"The {engine} answer is " + "; ".join(parts) + "."
 
 
@@ -164,7 +168,7 @@ class LLMAnalyzer:
             answer = self._normalise(plan, str(predicted))
         assert isinstance(answer, list)
         answer = _rounded(answer)
-        return Analysis(answer, answer_text(answer, "TimeFore"))
+        return Analysis(answer, answer_text(answer, "TimeFore", plan.question))
 
 
 def _current(example: Example) -> str:

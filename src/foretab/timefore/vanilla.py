@@ -134,4 +134,4 @@ class VanillaAnalyzer:
         )  # fmt: skip
         assert isinstance(answer, list)
         answer = _rounded(answer)
-        return Analysis(answer, answer_text(answer, "Vanilla LLM"))
+        return Analysis(answer, answer_text(answer, "Vanilla LLM", plan.question))
