@@ -27,3 +27,10 @@ foretab bench report "$out"/qa_none.json "$out"/qa_gh-nf.json "$out"/qa_gtc.json
 
 echo "== latency"
 foretab bench latency --db "$db" --dataset "$out/qa/test.jsonl" --n 500 --json "$out/latency.json"
+
+echo "== HTTP server load test (loopback, demo store)"
+foretab demo --db "$out/demo.duckdb" >/dev/null
+for future in model none; do
+  foretab bench serve --db "$out/demo.duckdb" --requests 500 --concurrency 20 --future "$future" --json "$out/serve_$future.json"
+done
+foretab bench serve --db "$out/demo.duckdb" --requests 200 --concurrency 1 --engines 1 --future model --json "$out/serve_model_c1.json"

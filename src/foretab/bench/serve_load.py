@@ -52,6 +52,10 @@ class LoadReport:
     rss_half_mib: float
     rss_end_mib: float
     processes: int
+    # The machine's 1-minute load average before and after: figures from a busy machine
+    # measure the contention, not the server.
+    load_before: float
+    load_after: float
 
 
 def _free_port() -> int:
@@ -168,6 +172,7 @@ def run_load(
     """Serve ``db``, warm it with ``warmup`` questions, then time every question."""
     if not questions:
         raise ForetabError("no questions to send; is the store empty?")
+    load_before = os.getloadavg()[0]
     with running_server(db, future=future, engines=engines) as (url, pid):
         rss_start = _rss_mib(pid)
         asyncio.run(_load(url, list(questions[:warmup]), min(concurrency, engines)))
@@ -203,6 +208,8 @@ def run_load(
         rss_half_mib=round(rss_half, 1),
         rss_end_mib=round(rss_end, 1),
         processes=processes,
+        load_before=round(load_before, 2),
+        load_after=round(os.getloadavg()[0], 2),
     )
 
 

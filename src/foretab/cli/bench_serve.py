@@ -57,6 +57,9 @@ def serve_load(
         f"{report.rss_start_mib:.0f} / {report.rss_warm_mib:.0f} / "
         f"{report.rss_half_mib:.0f} / {report.rss_end_mib:.0f}",
     )
+    table.add_row(
+        "machine load average before / after", f"{report.load_before} / {report.load_after}"
+    )
     Console().print(table)
     if json_out is not None:
         write_json(report, json_out)
