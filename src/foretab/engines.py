@@ -291,14 +291,15 @@ class LLMEngine(Engine):
 
 
 def _opened(answer: Answer, analyzer: object) -> Answer:
-    """An open plan's answer names what the agents found: its projects and question type."""
+    """An open plan's answer reports the question type the classifier chose."""
     from dataclasses import replace
 
-    if answer.plan.projects:
+    from foretab.timefore.planner import is_open
+
+    if not is_open(answer.plan):
         return answer
     task = getattr(analyzer, "last_type", None) or answer.task
-    plan = replace(answer.plan, projects=tuple(answer.history.series), task=task)
-    return replace(answer, plan=plan, task=task)
+    return replace(answer, plan=replace(answer.plan, task=task), task=task)
 
 
 class HybridEngine:

@@ -10,12 +10,14 @@ from typer.testing import CliRunner
 
 from foretab.cli.main import _register, app
 from foretab.engines import build_engine
+from foretab.errors import QuestionError
 from foretab.llm import OpenAIProvider
 from tests.llm.fake_openai import Scripted, completion_body
 from tests.timefore.scripted import ScriptedModel
 
 QUESTION = "What will the price of Bund Garden in Huangpu District, Shanghai be next month?"
-UNPLANNABLE = "How will Bund Garden in Huangpu District, Shanghai do soon?"
+# The rules refuse to explain ("describe"): a question for the agents in the hybrid engine.
+UNPLANNABLE = "Describe the outlook for Bund Garden in Huangpu District, Shanghai"
 CAPTIONS = [
     "Project Price Table for Huangpu District, Shanghai, 2020",
     "Project Price Table for Huangpu District, Shanghai, 2021",
@@ -172,6 +174,8 @@ def test_hybrid_sends_nothing_for_a_rules_question(fake_openai, mini_duckdb) -> 
         answer = engine.ask(QUESTION)
         assert answer.engine == "hybrid:rules" and not answer.trace.llm_calls
         assert fake_openai.requests == []
+        with pytest.raises(QuestionError):  # the premise: the rules cannot plan it
+            engine.rules.planner.plan(UNPLANNABLE)
         fallback = engine.ask(UNPLANNABLE)
     assert fallback.engine == "hybrid:timefore"
     # The open plan's answer names the project the agents found and the classifier's type.

@@ -45,7 +45,9 @@ class ZhTime:
 
 _YM = r"(?P<{y}>\d{{4}})\s*年\s*(?:的\s*)?(?P<{m}>\d{{1,2}})\s*月份?"
 # "2022年5月以及同年12月", "2019年6月、7月和8月": later months of a list, same year.
-_MORE = re.compile(r"\s*(?:与|和|以及|及|、|，|,|跟|还有)\s*(?:同年|当年|该年)?(?:的)?\s*(?P<m>\d{1,2})\s*月份?")
+_MORE = re.compile(
+    r"\s*(?:与|和|以及|及|、|，|,|跟|还有)\s*(?:同年|当年|该年)?(?:的)?\s*(?P<m>\d{1,2})\s*月份?"
+)
 _ONE = re.compile(_YM.format(y="y", m="m"))
 _RANGE = re.compile(
     r"(?:从|自)?" + _YM.format(y="y1", m="m1")

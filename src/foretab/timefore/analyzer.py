@@ -88,8 +88,10 @@ class LLMAnalyzer:
         return self.session.take_steps()
 
     def question_type(self, plan: Plan) -> Task:
+        from foretab.timefore.planner import is_open
+
         # A rules plan knows its task; an open plan (the rules could not plan it) asks the model.
-        return plan.task if plan.projects else self.classifier.predict(plan.question)
+        return self.classifier.predict(plan.question) if is_open(plan) else plan.task
 
     def _prompt(self, task: Task, plan: Plan, history: History, forecast: Forecast) -> str:
         refs = plan.projects or tuple(history)

@@ -1,9 +1,10 @@
 """Plans for the LLM engines: the rules' plan when they can, else an *open* plan.
 
-An open plan carries only what needs no parsing — the question, the reference month, and
-the Forecaster's fixed horizon (the 12 months after R, as in the paper) — and no projects:
-the LLM's captions and SQL find those, and the Analyzer's classifier finds the type.
-Unknown or ambiguous entities are never opened up: they stay the rules' clear errors.
+An open plan carries what needs no question-family parsing: the question, the reference
+month, the projects the entity linker finds in it, and the Forecaster's fixed horizon (the
+12 months after R, as in the paper); the Analyzer's classifier finds the type. Unknown or
+ambiguous entities are never opened up: they stay the rules' clear errors, and so does a
+question that names no project.
 """
 
 from __future__ import annotations
@@ -22,13 +23,26 @@ def is_entity_error(error: QuestionError) -> bool:
     return isinstance(error, UnknownEntityError | AmbiguousEntityError)
 
 
-def open_plan(question: str, planner: Planner) -> Plan:
-    """A plan without projects: the LLM agents find them."""
+def is_open(plan: Plan) -> bool:
+    """Whether ``plan`` is an open plan (the rules could not plan the question)."""
+    return plan.window.expression == OPEN_EXPRESSION
+
+
+def open_plan(question: str, planner: Planner, refused: QuestionError) -> Plan:
+    """The linked projects and the Forecaster's horizon; the agents do the rest."""
     reference = planner.reference  # type: ignore[attr-defined]
+    index = getattr(planner, "index", None)
+    projects = index.link(question).projects if index is not None else ()
+    if not projects:
+        raise QuestionError(
+            f"{refused.message}; the LLM agents also need a project named as in the catalog "
+            "(see `foretab projects --db DB`)",
+            suggestions=refused.suggestions,
+        )
     return Plan(
         question=question,
         reference_month=reference,
-        projects=(),
+        projects=tuple(projects),
         window=TimeWindow(reference + 1, reference + HORIZON, OPEN_EXPRESSION),
         aggregate=Aggregate.EACH,
         task=Task.FORECAST,
@@ -57,4 +71,4 @@ class AgentPlanner:
             if is_entity_error(error):
                 raise
             self.name = "open"
-            return open_plan(question, self.rules)
+            return open_plan(question, self.rules, error)
