@@ -316,3 +316,11 @@ def test_hybrid_engine_served_next_to_the_rules(web_db, fake_openai) -> None:
     finally:
         pool.close()
         llm.close()
+
+
+def test_prewarm_builds_the_pool_once(pool) -> None:
+    assert pool.engines == 1
+    pool.prewarm()
+    assert pool.engines == pool.size == 3
+    pool.prewarm()
+    assert pool.engines == 3

@@ -111,6 +111,7 @@ def serve(
             llm.close()
         raise
     try:
+        pool.prewarm()  # the first burst of requests must not pay for opening engines
         problem = pool.future_problem()
         if problem is not None:
             print(

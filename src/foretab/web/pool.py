@@ -107,6 +107,15 @@ class EnginePool:
         """Example questions chosen by ``pick``, checked with the warm engine's planner."""
         return pick(self.projects, self.reference, self._warm.planner.plan)
 
+    def prewarm(self) -> None:
+        """Build every engine of the default kind now, so no request waits for one."""
+        key = ("rules", self.default)
+        # Taking ``size`` engines at once reuses the idle ones and builds the rest (at start-up
+        # nothing else holds one).
+        built = [self._checkout(key) for _ in range(self.size)]
+        for engine in built:
+            self._checkin(key, engine)
+
     def future_problem(self) -> ForetabError | None:
         """Why the default future source cannot load (e.g. no trained model), or None."""
         try:
