@@ -39,6 +39,7 @@ MONTHLY = (
     "What will the monthly prices of Bund Garden in Huangpu, Shanghai be in the next six months?"
 )
 COMPARE = "Which of Bund Garden or Xintiandi Court in Huangpu, Shanghai will see a bigger price increase next year?"
+SCOPE = "What are the three most expensive projects in Tianhe District, Guangzhou next month?"
 CHINESE = "What will the price of 外滩花园 in 黄浦区, 上海市 be next month?"
 UNKNOWN = "What will the price of Crystal Palace in Huangpu, Shanghai be next month?"
 
@@ -147,6 +148,14 @@ def test_page_answers_with_a_chart_and_trace(browser, served, tmp_path) -> None:
     assert page.locator("#legend li", has_text="Xintiandi Court").count() == 1
     assert page.text_content("#answer-table tbody").strip() != ""
     _shot(page, tmp_path, "comparison_oracle")
+
+    _ask(page, SCOPE)
+    assert page.is_hidden("#error")
+    rows = page.locator("#answer-table tbody tr")
+    assert rows.count() == 3  # the top three, one per row
+    assert rows.first.text_content() == "Tangxia Terrace"
+    assert page.locator("#chart g.series").count() == 8  # every candidate of the district
+    _shot(page, tmp_path, "scope_table")
 
     _ask(page, CHINESE)
     assert page.is_hidden("#error")

@@ -9,7 +9,9 @@
   const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august",
     "september", "october", "november", "december"];
   const SHORT = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-  const COLORS = ["#1f5fbf", "#c2362f", "#1d8049", "#8e44ad", "#b86e00", "#00838f"];
+  // Ten distinguishable hues (a scope question can chart a whole district); they repeat after.
+  const COLORS = ["#1f5fbf", "#c2362f", "#1d8049", "#8e44ad", "#b86e00", "#00838f",
+    "#d6458f", "#6b7a00", "#5a4fcf", "#7f5539"];
   const number = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });
   const tick = new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 });
 
@@ -154,7 +156,9 @@
     const every = [1, 2, 3, 6, 12, 24].find((k) => span / k <= Math.max(2, Math.floor(width / 80))) || 24;
     for (let i = Math.ceil(x0 / every) * every; i <= x1; i += every) {
       el("line", { x1: x(i), x2: x(i), y1: height - m.bottom, y2: height - m.bottom + 4, stroke: "#9aa3ad" }, grid);
-      el("text", { x: x(i), y: height - m.bottom + 18, "text-anchor": "middle" }, grid).textContent = monthName(i);
+      // Labels at the edges are anchored inwards so they are not cut off.
+      const anchor = x(i) > width - m.right - 30 ? "end" : x(i) < m.left + 30 ? "start" : "middle";
+      el("text", { x: x(i), y: height - m.bottom + 18, "text-anchor": anchor }, grid).textContent = monthName(i);
     }
     el("line", { x1: m.left, x2: width - m.right, y1: height - m.bottom, y2: height - m.bottom, stroke: "#9aa3ad" }, grid);
     if (reference !== null && reference >= x0 && reference <= x1) {
