@@ -19,7 +19,14 @@ from foretab.analyze import RuleAnalyzer
 from foretab.core.answer import Answer
 from foretab.core.plan import Plan
 from foretab.core.series import Forecast
-from foretab.core.stages import Analyzer, FutureSource, HistoryReader, Planner, TableRetriever
+from foretab.core.stages import (
+    Analyzer,
+    FutureSource,
+    HistoryReader,
+    Planner,
+    RecordsSteps,
+    TableRetriever,
+)
 from foretab.core.trace import (
     AnalyzeStep,
     ForecastStep,
@@ -166,17 +173,12 @@ class Engine:
         )
 
     def _inner_steps(self) -> list[Step]:
-        """Steps recorded inside the stage that just ran (LLM calls, tool calls, retries).
-
-        A stage that records them has ``take_steps()``; stages sharing one log hand each
-        step over once.
-        """
+        """Steps recorded inside the stage that just ran (``RecordsSteps``)."""
         out: list[Step] = []
         stages = (self.planner, self.retriever, self.reader, self._future, self.analyzer)
         for stage in stages:
-            take = getattr(stage, "take_steps", None)
-            if callable(take):
-                out.extend(take())
+            if isinstance(stage, RecordsSteps):
+                out.extend(stage.take_steps())
         return out
 
 

@@ -10,11 +10,14 @@ Every implementation has a ``name`` that the trace records.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from foretab.core.catalog import Retrieval
 from foretab.core.plan import Plan
 from foretab.core.series import Forecast, History
+
+if TYPE_CHECKING:
+    from foretab.core.trace import Step
 
 Cell = str | float
 
@@ -76,3 +79,14 @@ class Analyzer(Protocol):
     name: str
 
     def analyze(self, plan: Plan, history: History, forecast: Forecast) -> Analysis: ...
+
+
+@runtime_checkable
+class RecordsSteps(Protocol):
+    """A stage that records steps of its own (LLM calls, tool calls, retries).
+
+    The engine collects them after the stage runs, so they appear in the trace in order;
+    stages sharing one log hand each step over once.
+    """
+
+    def take_steps(self) -> list[Step]: ...
