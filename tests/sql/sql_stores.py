@@ -73,9 +73,11 @@ class SqlStore:
         """Everything that must not change: files, or tables/rows/checksums per database."""
         if self.backend == "duckdb":
             assert self.folder is not None
+            # Every file of the store, through its links into the current generation.
             return tuple(
-                (p.name, p.stat().st_size, p.stat().st_mtime_ns, _sha(p))
-                for p in sorted(self.folder.iterdir())
+                (str(p.relative_to(self.folder)), p.stat().st_size, p.stat().st_mtime_ns, _sha(p))
+                for p in sorted(self.folder.rglob("*"))
+                if p.exists()
             )
         return (_pg_snapshot(self.location.history), _pg_snapshot(self.location.future))
 

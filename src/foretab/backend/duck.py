@@ -71,8 +71,11 @@ class DuckDBBackend:
             "python_enable_replacements": False,
             "lock_configuration": True,
         }
+        # The real file: after a store swap the same --db path names a new generation,
+        # and DuckDB caches open databases by path.
+        real = os.path.realpath(target)
         try:
-            driver = duckdb.connect(target, read_only=True, config=config)
+            driver = duckdb.connect(real, read_only=True, config=config)
         except duckdb.Error as error:
             raise StoreError(f"cannot open DuckDB store {target!r} read-only: {error}") from None
         return DuckDBConnection(self, driver)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import shutil
 import time
 import uuid
 from collections.abc import Callable
@@ -23,7 +22,8 @@ from foretab.errors import IngestError, StoreError
 from foretab.months import Month
 from foretab.store.layout import SideLayout, split
 from foretab.store.location import StoreLocation
-from foretab.store.naming import SIDE_KEY
+from foretab.store.naming import GENERATION_KEY, SIDE_KEY
+from foretab.store.swap import swap_in
 from foretab.store.validate import CleanCorpus, clean, read_table
 from foretab.store.writers import ensure_database, write_duckdb, write_postgres
 
@@ -91,6 +91,8 @@ def _ingest(
     reference = _reference_in_range(corpus, reference, source)
     history, future = split(corpus, reference)
     meta = {
+        # Both sides of one ingest share it: a reader can tell a mix from a store.
+        GENERATION_KEY: uuid.uuid4().hex,
         "reference_month": reference.iso if reference else "",
         "source": Path(source).name,
         "ingested_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -147,37 +149,18 @@ def _swap_duckdb(
     step: Callable[[str], None],
 ) -> None:
     target = Path(location.history)
-    future_target = Path(location.future)
-    if target.exists() and target.is_dir():
+    if target.is_dir() and not target.is_symlink():
         raise StoreError(
             f"--db {target} is a folder; pass a file path such as {target}/corpus.duckdb."
         )
     target.parent.mkdir(parents=True, exist_ok=True)
-    tag = uuid.uuid4().hex[:8]
-    tmp_history = target.with_name(f".{target.name}.{tag}.tmp")
-    tmp_future = future_target.with_name(f".{future_target.name}.{tag}.tmp")
-    try:
-        write_duckdb(str(tmp_history), history, {**meta, SIDE_KEY: "history"}, step)
+
+    def build(history_file: Path, future_file: Path) -> None:
+        write_duckdb(str(history_file), history, {**meta, SIDE_KEY: "history"}, step)
         if future is not None:
-            write_duckdb(str(tmp_future), future, {**meta, SIDE_KEY: "future"}, step)
-    except BaseException:
-        for tmp in (tmp_history, tmp_future):
-            tmp.unlink(missing_ok=True)
-            Path(str(tmp) + ".wal").unlink(missing_ok=True)
-        raise
-    # Fitted models belong to the old data; move them aside before the swap.
-    artifacts = location.artifacts_dir
-    stale = artifacts.with_name(f".{artifacts.name}.{tag}.old")
-    if artifacts.exists():
-        os.replace(artifacts, stale)
-    if future is not None:
-        os.replace(tmp_future, future_target)
-    else:
-        future_target.unlink(missing_ok=True)
-    os.replace(tmp_history, target)
-    for leftover in (Path(str(target) + ".wal"), Path(str(future_target) + ".wal")):
-        leftover.unlink(missing_ok=True)
-    shutil.rmtree(stale, ignore_errors=True)
+            write_duckdb(str(future_file), future, {**meta, SIDE_KEY: "future"}, step)
+
+    swap_in(location, build)
 
 
 def _swap_postgres(

@@ -12,6 +12,8 @@ META_TABLE = "foretab_meta"
 ARTIFACTS_TABLE = "foretab_artifacts"
 # foretab_meta key saying which side of a store a database holds: "history" or "future".
 SIDE_KEY = "side"
+# foretab_meta key shared by the two sides of one ingest.
+GENERATION_KEY = "generation"
 
 
 def snake(text: str) -> str:

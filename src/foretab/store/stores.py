@@ -19,6 +19,7 @@ from foretab.store.location import StoreLocation
 from foretab.store.naming import (
     ARTIFACTS_TABLE,
     CATALOG_TABLE,
+    GENERATION_KEY,
     META_TABLE,
     PROJECTS_TABLE,
     SIDE_KEY,
@@ -187,6 +188,19 @@ class FutureStore(_Store):
 
     side: Side = "future"
 
+    def __init__(self, db: str | StoreLocation) -> None:
+        super().__init__(db)
+        mine = self.meta.get(GENERATION_KEY)
+        history = read_meta(self.location.history, self.location.backend)
+        theirs = None if history is None else history.get(GENERATION_KEY)
+        if mine and theirs and mine != theirs:
+            self.close()
+            raise StoreError(
+                f"{self.location.describe('future')} comes from another ingest than "
+                f"{self.location.describe('history')} (an ingest was interrupted between "
+                "the two); re-run `foretab ingest PATH --db DB`."
+            )
+
 
 def open_history(db: str | StoreLocation) -> HistoryStore:
     """Open the history store read-only."""
@@ -202,6 +216,23 @@ def _aliases(value: Any) -> tuple[str, ...]:
     if value is None or value == "" or (isinstance(value, float) and value != value):
         return ()
     return (str(value),)
+
+
+def read_meta(target: str, backend: str = "duckdb") -> dict[str, str] | None:
+    """The ``foretab_meta`` of one database, or None if it has none (not a store)."""
+    from foretab.backend import get_backend
+
+    try:
+        conn = get_backend(backend).connect(target, purpose="trusted", timeout_s=None)
+    except StoreError:
+        return None
+    try:
+        rows = conn.fetch(_select(META_TABLE, "key", "value")).rows
+    except QueryError:
+        return None
+    finally:
+        conn.close()
+    return {str(k): str(v) for k, v in rows}
 
 
 def check_side(location: StoreLocation, side: Side, marked: str | None) -> None:

@@ -16,7 +16,13 @@ import psycopg
 from psycopg import sql
 
 from foretab.store.layout import SideLayout
-from foretab.store.naming import ARTIFACTS_TABLE, CATALOG_TABLE, META_TABLE, PROJECTS_TABLE
+from foretab.store.naming import (
+    ARTIFACTS_TABLE,
+    CATALOG_TABLE,
+    META_TABLE,
+    PROJECTS_TABLE,
+    is_table_name,
+)
 
 Progress = Callable[[str], None]  # called once per table written, with its name
 
@@ -147,7 +153,9 @@ def _drop_existing(conn: psycopg.Connection[Any]) -> None:
     has_catalog = conn.execute("SELECT to_regclass(%s)", [CATALOG_TABLE]).fetchone()
     names: list[str] = []
     if has_catalog and has_catalog[0] is not None:
-        names = [r[0] for r in conn.execute(f"SELECT table_name FROM {CATALOG_TABLE}").fetchall()]
+        listed = conn.execute(f"SELECT table_name FROM {CATALOG_TABLE}").fetchall()
+        # A crafted catalog must not make ingest drop tables foretab never wrote.
+        names = [r[0] for r in listed if is_table_name(r[0])]
     # Fitted models describe the old data: drop them with it.
     for name in [*names, CATALOG_TABLE, PROJECTS_TABLE, META_TABLE, ARTIFACTS_TABLE]:
         conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name)))
