@@ -12,6 +12,7 @@ from conftest import BenchStore
 from foretab.analyze import RuleAnalyzer
 from foretab.bench.qa_eval import make_engine, run_benchmark
 from foretab.bench.qa_items import read_items
+from foretab.bench.qa_report import render_markdown
 from foretab.cli.main import _register, app
 from foretab.engines import build_engine
 from foretab.llm import OpenAIProvider
@@ -93,6 +94,8 @@ def test_bench_run_cli_with_the_timefore_engine(bench_store: BenchStore, fake_op
     assert data["llm"]["calls"] == len(fake_openai.requests) > 0
     rows = [json.loads(line) for line in details.read_text().splitlines()]
     assert all(r["llm_calls"] >= 2 and r["llm_tokens"] > 0 for r in rows)
+    markdown = render_markdown([data])
+    assert "## LLM usage" in markdown and "timefore GH + GF" in markdown
 
 
 def test_bench_run_llm_engine_without_llm_fails_before_work(bench_store, tmp_path, monkeypatch):

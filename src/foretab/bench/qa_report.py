@@ -62,6 +62,9 @@ def run_label(run: RunJson) -> str:
     ablation = str(run.get("ablation", "none"))
     label = ABLATIONS[ablation].label if ablation in ABLATIONS else ablation
     model = run.get("model")
+    engine = run.get("engine")
+    if engine and engine != "rules":
+        label = f"{engine} {label}"
     return f"{label} ({model})" if model else label
 
 
@@ -121,6 +124,22 @@ def render_markdown(runs: list[RunJson], chart: str | None = None) -> str:
             )
             + " |"
         )
+    llm_runs = [r for r in runs if _section(r, "llm").get("calls")]
+    if llm_runs:
+        lines += [
+            "",
+            "## LLM usage",
+            "",
+            "| Run | Calls / question | Tokens / question | LLM seconds / question |",
+            "|---|---:|---:|---:|",
+        ]
+        for run in llm_runs:
+            llm = _section(run, "llm")
+            lines.append(
+                f"| {run_label(run)} | {_num(llm.get('calls_per_question'))} | "
+                f"{_num(llm.get('tokens_per_question'), 1)} | "
+                f"{_num(llm.get('seconds_per_question'), 3)} |"
+            )
     if chart:
         lines += ["", f"![Reasoning accuracy and F1 per ablation]({chart})"]
     lines += ["", *_paper_section(), "", *_template_table(runs)]
