@@ -13,7 +13,15 @@ import pandas as pd
 
 from foretab.bench.qa_items import AnswerRows, QAItem
 from foretab.bench.templates import TEMPLATES_BY_ID
-from foretab.core.plan import Aggregate, ChangeMeasure, Comparison, ProjectRef, Task
+from foretab.core.plan import (
+    Aggregate,
+    ChangeMeasure,
+    Comparison,
+    Extreme,
+    Metric,
+    ProjectRef,
+    Task,
+)
 from foretab.months import Month
 
 PanelIndex = dict[ProjectRef, dict[Month, float]]
@@ -35,9 +43,11 @@ def _mean(values: list[float]) -> float:
     return float(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
-def reference_answer(item: QAItem, history: PanelIndex, future: PanelIndex) -> AnswerRows:
+def reference_answer(item: QAItem, history: PanelIndex, future: PanelIndex) -> AnswerRows | None:
     """The answer of ``item`` computed in Python from the indexed history and future panels."""
     template = TEMPLATES_BY_ID[item.template_id]
+    if template.metric is Metric.UNITS:
+        return None  # the panels hold prices; units items are checked against the engine
     reference = Month.parse(item.reference_month)
     months = [Month.parse(m) for m in item.months]
     multi = len(item.projects) > 1
@@ -59,6 +69,22 @@ def reference_answer(item: QAItem, history: PanelIndex, future: PanelIndex) -> A
         for month, value in zip(months, values, strict=True):
             each.append([ref.project, month.label, value] if multi else [month.label, value])
     comparison = template.comparison
+    if template.which_month is not None:
+        source = history if template.task is Task.HISTORY else future
+        values = [(source[item.projects[0]][m], m) for m in months]
+        best = (
+            max(v for v, _ in values)
+            if template.which_month is Extreme.HIGHEST
+            else min(v for v, _ in values)
+        )
+        return [[next(m for v, m in values if v == best).label]]  # ties: the earliest month
+    if template.change is not None:
+        _, t, c = targets[0]
+        if template.task is Task.HISTORY:
+            c, t = history[item.projects[0]][months[0]], history[item.projects[0]][months[-1]]
+        moved = t - c
+        value = 100 * moved / c if template.change is ChangeMeasure.RELATIVE else moved
+        return [[round(value, 2)]]
     if comparison is Comparison.NONE:
         if template.aggregate is Aggregate.EACH:
             return each

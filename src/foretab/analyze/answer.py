@@ -40,6 +40,7 @@ from foretab.analyze.values import (
     target,
     window_text,
     window_values,
+    zh_month,
 )
 from foretab.core.plan import (
     Aggregate,
@@ -162,7 +163,10 @@ def _numeric(
             for month, value in values:
                 row: list[Cell] = [month.label, value]
                 answer.append([name, *row] if several else row)
-            listed = ", ".join(f"{_fmt(v)} in {m.label}" for m, v in values)
+            if zh:
+                listed = "，".join(f"{zh_month(m)} {_fmt(v)}" for m, v in values)
+            else:
+                listed = ", ".join(f"{_fmt(v)} in {m.label}" for m, v in values)
             parts.append(f"{name}: {listed}" if several else listed)
         else:
             value = target(plan.aggregate, values, plan)

@@ -36,7 +36,7 @@ import duckdb
 from foretab.bench.qa_items import AnswerRows, QAItem, write_items
 from foretab.bench.qa_sql import answer_sql, future_sql, history_sql, lit
 from foretab.bench.templates import TEMPLATES, Template, WindowKind, render
-from foretab.core.plan import ProjectRef, Task, TimeWindow
+from foretab.core.plan import Metric, ProjectRef, Task, TimeWindow
 from foretab.errors import ForetabError
 from foretab.months import MONTH_NAMES, Month
 from foretab.store.location import StoreLocation
@@ -394,7 +394,8 @@ def _gold_item(conn: duckdb.DuckDBPyConnection, corpus: _Corpus, draft: _Draft) 
         # A history question needs only its own window: those tables are its golden ones
         # (what a retriever should find), and its golden history query reads just them.
         golden = target_tables
-        h_sql = history_sql([t for t, _ in golden], names, window.first, window.last)
+        column = "units_sold" if template.metric is Metric.UNITS else "price"
+        h_sql = history_sql([t for t, _ in golden], names, window.first, window.last, column)
         f_sql = ""
     else:
         # Forecasting needs the whole lookback (R-23..R), as in the paper's fixed two tables.
@@ -413,6 +414,9 @@ def _gold_item(conn: duckdb.DuckDBPyConnection, corpus: _Corpus, draft: _Draft) 
         target_tables=[t for t, _ in target_tables],
         window_first=window.first,
         window_last=window.last,
+        metric=template.metric,
+        change=template.change,
+        which_month=template.which_month,
     )
     months = window.months
     if f_sql:

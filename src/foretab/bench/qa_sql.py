@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from sqlglot import exp
 
-from foretab.core.plan import Aggregate, ChangeMeasure, Comparison, Task
+from foretab.core.plan import Aggregate, ChangeMeasure, Comparison, Extreme, Metric, Task
 from foretab.months import Month
 
 HISTORY_ALIAS = "history"
@@ -47,21 +47,35 @@ def rows_sql(
     last: Month,
     *,
     catalog: str | None = None,
+    column: str = "price",
+    alias: bool = True,
 ) -> str:
-    """``project_name, month, price`` of ``projects`` in ``first..last``, over year tables."""
+    """``project_name, month, price`` of ``projects`` in ``first..last``, over year tables.
+
+    ``column="units_sold"`` reads the units sold, still named ``price`` for the CTEs.
+    """
     where = (
         f"project_name IN {_in_list(projects)} "
         f"AND month BETWEEN {date_lit(first)} AND {date_lit(last)}"
     )
     prefix = f"{catalog}." if catalog else ""
     return "\nUNION ALL\n".join(
-        f"SELECT project_name, month, price FROM {prefix}{table} WHERE {where}" for table in tables
+        f"SELECT project_name, month, {column}{' AS price' if alias and column != 'price' else ''} "
+        f"FROM {prefix}{table} WHERE {where}"
+        for table in tables
     )
 
 
-def history_sql(tables: Sequence[str], projects: Sequence[str], first: Month, last: Month) -> str:
+def history_sql(
+    tables: Sequence[str],
+    projects: Sequence[str],
+    first: Month,
+    last: Month,
+    column: str = "price",
+) -> str:
     """The golden history query: every observation of the projects in the history window."""
-    return f"{rows_sql(tables, projects, first, last)}\nORDER BY project_name, month"
+    rows = rows_sql(tables, projects, first, last, column=column, alias=False)
+    return f"{rows}\nORDER BY project_name, month"
 
 
 def future_sql(tables: Sequence[str], projects: Sequence[str], first: Month, last: Month) -> str:
@@ -80,6 +94,7 @@ _TARGET = {
     Aggregate.MAX: "MAX(price)",
     Aggregate.MIN: "MIN(price)",
     Aggregate.EACH: _CENTS_MEAN,  # unused by the final SELECT; keeps the CTEs uniform
+    Aggregate.SUM: "SUM(price)",  # units sold over the window
 }
 
 
@@ -96,11 +111,19 @@ def answer_sql(
     target_tables: Sequence[str],
     window_first: Month,
     window_last: Month,
+    metric: Metric = Metric.PRICE,
+    change: ChangeMeasure | None = None,
+    which_month: Extreme | None = None,
 ) -> str:
-    """The gold answer query for one item; its rows are the answer in DESIGN §4 format."""
+    """The gold answer query for one item; its rows are the answer in DESIGN §4 format.
+
+    ``change``: a numeric change — target − current (future), or the last month with a
+    value − the first (a past window); RELATIVE is 100·change/base. ``which_month``: the
+    window month with the highest / lowest value (ties: the earliest).
+    """
     target_catalog = HISTORY_ALIAS if task is Task.HISTORY else FUTURE_ALIAS
     asked = ", ".join(f"({pos}, {lit(name)})" for pos, name in enumerate(projects, start=1))
-    change = (
+    change_expr = (
         "(target - current) / current" if measure is ChangeMeasure.RELATIVE else "target - current"
     )
     ctes = [
@@ -112,17 +135,40 @@ def answer_sql(
         "current_price AS (SELECT project_name, ROUND(arg_max(price, month), 2) AS current "
         "FROM history_rows GROUP BY project_name)",
         "target_rows AS (SELECT project_name, month, ROUND(price, 2) AS price FROM (\n"
-        + rows_sql(target_tables, projects, window_first, window_last, catalog=target_catalog)
+        + rows_sql(
+            target_tables,
+            projects,
+            window_first,
+            window_last,
+            catalog=target_catalog,
+            column="units_sold" if metric is Metric.UNITS else "price",
+        )
         + "\n))",
         f"target_value AS (SELECT project_name, ROUND({_TARGET[aggregate]}, 2) AS target "
         "FROM target_rows GROUP BY project_name)",
         "scored AS (SELECT a.pos, a.project_name, t.target, c.current, "
-        f"{change} AS change FROM asked a "
+        f"{change_expr} AS change FROM asked a "
         "JOIN target_value t ON t.project_name = a.project_name "
         "JOIN current_price c ON c.project_name = a.project_name)",
     ]
     multi = len(projects) > 1
     final: str
+    if which_month is not None:
+        order = "DESC" if which_month is Extreme.HIGHEST else "ASC"
+        return (
+            "WITH " + ",\n".join(ctes) + f"\nSELECT strftime(month, {_MONTH_LABEL}) FROM "
+            f"target_rows ORDER BY price {order}, month LIMIT 1"
+        )
+    if change is not None:
+        if task is Task.HISTORY:
+            ctes.append(
+                "moved AS (SELECT arg_min(price, month) AS base, arg_max(price, month) - "
+                "arg_min(price, month) AS change FROM target_rows)"
+            )
+        else:
+            ctes.append("moved AS (SELECT current AS base, target - current AS change FROM scored)")
+        value = "100 * change / base" if change is ChangeMeasure.RELATIVE else "change"
+        return "WITH " + ",\n".join(ctes) + f"\nSELECT ROUND({value}, 2) FROM moved"
     if comparison is Comparison.NONE:
         if aggregate is Aggregate.EACH:
             label = f"strftime(r.month, {_MONTH_LABEL})"

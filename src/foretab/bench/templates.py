@@ -5,7 +5,7 @@ measure, one or several projects, and which kind of time expression it takes —
 several surface phrasings, so that no single wording dominates the dataset (the paper gets
 the same effect by LLM rewriting; ours are written by hand and rendered deterministically).
 
-Families (32 templates):
+Families (36 templates):
 
 * forecasting, one project: a month's value, the mean / max / min over a window, each month
   of a window (5);
@@ -14,7 +14,11 @@ Families (32 templates):
 * reasoning, several projects: which rise / which fall (month value, window mean; 4),
   rises most / falls most by absolute change (value, mean; 4) and by percentage change
   (value, mean; 4), highest / lowest (value, mean; 4);
-* history, one project: a past month's value and a past window's mean (2).
+* history, one project: a past month's value and a past window's mean (2);
+* issue 10: units sold over a past window, the change during a past window, and the
+  absolute / percentage change of a future month vs current (4). (Which-month, threshold,
+  scope and Chinese questions are not built yet: the benchmark scores history answers as
+  numbers and renders English names and time expressions only.)
 
 Placeholders in phrasings: ``{p}`` one project with its district and city, ``{ps}`` several
 projects joined with "and", ``{ps_or}`` joined with "or", ``{when}`` the time expression as
@@ -28,7 +32,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from foretab.core.plan import Aggregate, ChangeMeasure, Comparison, Task
+from foretab.core.plan import Aggregate, ChangeMeasure, Comparison, Extreme, Metric, Task
 
 
 class WindowKind(StrEnum):
@@ -53,6 +57,9 @@ class Template:
     phrasings: tuple[str, ...]
     comparison: Comparison = Comparison.NONE
     measure: ChangeMeasure = ChangeMeasure.ABSOLUTE
+    metric: Metric = Metric.PRICE
+    change: ChangeMeasure | None = None  # a numeric change (DESIGN §4)
+    which_month: Extreme | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The manifest entry."""
@@ -63,6 +70,9 @@ class Template:
             "aggregate": self.aggregate.value,
             "comparison": self.comparison.value,
             "measure": self.measure.value,
+            "metric": self.metric.value,
+            "change": self.change.value if self.change else None,
+            "which_month": self.which_month.value if self.which_month else None,
             "window": self.window.value,
             "projects": "2-3 in one district" if self.multi else "1",
             "phrasings": list(self.phrasings),
@@ -562,6 +572,61 @@ TEMPLATES: tuple[Template, ...] = (
             "{When}, what was the mean monthly average price of {p}?",
             "For {p}, what was the mean of its monthly average prices {when}?",
         ),
+    ),
+    # issue 10: units, numeric change, which month
+    Template(
+        "H03",
+        "one project, units sold over a past window",
+        H,
+        Aggregate.SUM,
+        PS,
+        False,
+        (
+            "How many units did {p} sell {when}?",
+            "{When}, how many homes were sold at {p}?",
+            "What were the total units sold at {p} {when}?",
+        ),
+        metric=Metric.UNITS,
+    ),
+    Template(
+        "H04",
+        "one project, change of its price during a past window",
+        H,
+        MEAN,
+        PS,
+        False,
+        (
+            "How much did the price of {p} change {when}?",
+            "By how much did the average price of {p} rise or fall {when}?",
+        ),
+        change=ChangeMeasure.ABSOLUTE,
+    ),
+    Template(
+        "F11",
+        "one project, how much a future month's price changes vs current",
+        F,
+        VAL,
+        FM,
+        False,
+        (
+            "How much will the price of {p} rise or fall {when} compared with now?",
+            "By how much will the average price of {p} change {when} relative to today?",
+        ),
+        change=ChangeMeasure.ABSOLUTE,
+    ),
+    Template(
+        "F12",
+        "one project, percentage change of a future month vs current",
+        F,
+        VAL,
+        FM,
+        False,
+        (
+            "By what percentage will the price of {p} change {when}?",
+            "What is the percentage change in the average price of {p} {when} compared with now?",
+        ),
+        measure=ChangeMeasure.RELATIVE,
+        change=ChangeMeasure.RELATIVE,
     ),
 )
 
