@@ -483,3 +483,24 @@ def test_empty_replies_and_refusals_end_in_a_clear_error(
     assert error["type"] == "AgentError" and why in error["message"]
     assert "--engine rules" in error["message"]
     assert len(fake_openai.requests) == 3
+
+
+def test_tool_arguments_sent_as_a_json_object_are_accepted(fake_openai, mini_duckdb) -> None:
+    model = scripted()
+
+    def respond(body):
+        messages = body["messages"]
+        if "sqlQueryTool" in messages[0]["content"] and messages[-1]["role"] != "tool":
+            raw = completion_body(None, [("sqlQueryTool", "{}")])
+            function = raw["choices"][0]["message"]["tool_calls"][0]["function"]
+            function["arguments"] = {"sql_statement": GOOD_SQL}  # an object, not a string
+            return Scripted(body=raw)
+        return model(body)
+
+    fake_openai.respond_with(respond)
+    llm = OpenAIProvider(fake_openai.options())
+    with build_engine(mini_duckdb, "timefore", llm=llm, tool_model="drift") as engine:
+        answer = engine.ask(QUESTION)
+    tools = [s for s in answer.trace.steps if s.stage == "tool" and s.tool == "sqlQueryTool"]
+    assert [t.ok for t in tools] == [True]
+    assert json.loads(tools[0].arguments) == {"sql_statement": GOOD_SQL}

@@ -7,6 +7,7 @@ is counted in the ``LLMCall`` and the wait is bounded by the options.
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
@@ -140,6 +141,19 @@ def _retry_after(error: Any) -> float | None:
         return None
 
 
+def _arguments_text(arguments: object) -> str:
+    # Some servers send the arguments as a JSON object instead of a JSON string; the SDK
+    # passes that through unvalidated. Keep it as the JSON text the model meant.
+    if arguments is None:
+        return ""
+    if isinstance(arguments, str):
+        return arguments
+    try:
+        return json.dumps(arguments, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(arguments)
+
+
 def _completion(response: Any) -> Completion:
     choices = getattr(response, "choices", None) or []
     if not choices:
@@ -152,8 +166,8 @@ def _completion(response: Any) -> Completion:
     calls = tuple(
         ToolCall(
             id=call.id or f"call_{i}",
-            name=call.function.name,
-            arguments=call.function.arguments or "",
+            name=str(call.function.name or ""),
+            arguments=_arguments_text(call.function.arguments),
         )
         for i, call in enumerate(message.tool_calls or ())
         if getattr(call, "function", None) is not None
