@@ -17,6 +17,48 @@ KEY = ("city", "district", "project", "month")
 MAX_IDENTIFIER = 63  # PostgreSQL truncates longer identifiers; refuse rather than collide.
 _MONTH = r"^\d{4}-(0[1-9]|1[0-2])$"
 
+# Input limits (README "Safety"): refused early with a clear message, never a crash later.
+MAX_INPUT_BYTES = 256 * 2**20  # the data as read (after gzip); the shared corpus is ~10 MiB
+MAX_HEADER_BYTES = 64 * 2**10
+MAX_COLUMNS = 64
+MAX_NAME_CHARS = 200  # city, district, project
+MAX_EXTRA_CHARS = 1_000  # any other text column
+FIRST_YEAR, LAST_YEAR = 1900, 2100
+MAX_PRICE = 1e12
+MAX_UNITS = 2**31 - 1  # stored as INTEGER
+
+
+def _check_size(path: Path, is_gzip: bool) -> None:
+    """Refuse input whose data (after gzip) exceeds ``MAX_INPUT_BYTES``, reading no more."""
+    if not is_gzip:
+        size = path.stat().st_size
+    else:
+        size = 0
+        with gzip.open(path, "rb") as handle:
+            while size <= MAX_INPUT_BYTES and (chunk := handle.read(2**20)):
+                size += len(chunk)
+    if size > MAX_INPUT_BYTES:
+        raise IngestError(
+            f"{path}: more than {MAX_INPUT_BYTES // 2**20} MiB of data (after decompression); "
+            "split the file into smaller ones."
+        )
+
+
+def _check_header(path: Path, is_gzip: bool) -> None:
+    opener = gzip.open if is_gzip else open
+    with opener(path, "rb") as handle:  # type: ignore[operator]
+        header = handle.readline(MAX_HEADER_BYTES + 1)
+    if len(header) > MAX_HEADER_BYTES:
+        raise IngestError(
+            f"{path}: the header row is longer than {MAX_HEADER_BYTES // 1024} KiB; expected "
+            f"at most {MAX_COLUMNS} columns (city, district, project, month, avg_price, ...)."
+        )
+    columns = header.count(b",") + 1
+    if columns > MAX_COLUMNS:
+        raise IngestError(
+            f"{path}: {columns} columns in the header; at most {MAX_COLUMNS} are accepted."
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class CleanCorpus:
@@ -37,6 +79,7 @@ def read_table(path: Path) -> pd.DataFrame:
         magic = handle.read(4)
     try:
         if magic == b"PAR1" or path.suffix.lower() in {".parquet", ".pq"}:
+            _check_parquet(path)
             return pd.read_parquet(path)
         is_gzip = magic[:2] == b"\x1f\x8b"
         name = path.name.lower()
@@ -45,9 +88,12 @@ def read_table(path: Path) -> pd.DataFrame:
                 with gzip.open(path, "rb") as probe:
                     if not probe.read(1):
                         raise IngestError(f"{path}: the file is empty after decompression.")
-            return pd.read_csv(
+            _check_header(path, is_gzip)
+            _check_size(path, is_gzip)
+            raw = pd.read_csv(
                 path, dtype=str, keep_default_na=False, compression="gzip" if is_gzip else None
             )
+            return _refuse_short_rows(raw, path)
     except IngestError:
         raise
     except (pd.errors.EmptyDataError, ValueError, OSError) as exc:
@@ -56,6 +102,31 @@ def read_table(path: Path) -> pd.DataFrame:
         f"{path}: unknown format; pass a .csv, .csv.gz or .parquet file in long format "
         "(city, district, project, month, avg_price[, units_sold])."
     )
+
+
+def _refuse_short_rows(raw: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """A row with fewer fields than the header reads as missing values: refuse it."""
+    short = raw.isna().any(axis=1)
+    if bool(short.any()):
+        raise IngestError(
+            f"{path}, row {_row(short.idxmax())}: fewer fields than the header has columns; "
+            "every row needs one value per column (quote values that contain commas)."
+        )
+    return raw
+
+
+def _check_parquet(path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    if meta.num_columns > MAX_COLUMNS:
+        raise IngestError(f"{path}: {meta.num_columns} columns; at most {MAX_COLUMNS}.")
+    if size > MAX_INPUT_BYTES:
+        raise IngestError(
+            f"{path}: {size // 2**20} MiB of data once decoded; at most "
+            f"{MAX_INPUT_BYTES // 2**20} MiB. Split the file."
+        )
 
 
 def clean(raw: pd.DataFrame, source: str) -> CleanCorpus:
@@ -69,11 +140,20 @@ def clean(raw: pd.DataFrame, source: str) -> CleanCorpus:
             f"{source}: missing column(s) {', '.join(missing)}; the header must include "
             f"{', '.join(REQUIRED)} (units_sold optional)."
         )
+    if len(raw.columns) > MAX_COLUMNS:
+        raise IngestError(f"{source}: {len(raw.columns)} columns; at most {MAX_COLUMNS}.")
     frame = pd.DataFrame(index=raw.index)
     for col in ("city", "district", "project"):
         text = raw[col].astype("string").str.strip()
         bad = text.isna() | (text == "")
         _fail_if(bad, source, col, raw[col], "is empty; every row needs a value")
+        _fail_if(
+            text.str.len() > MAX_NAME_CHARS,
+            source,
+            col,
+            text.str.slice(0, 40) + "…",
+            f"is longer than {MAX_NAME_CHARS} characters",
+        )
         frame[col] = text.astype(str)
     frame["month"] = _months(raw["month"], source)
     frame["avg_price"] = _prices(raw["avg_price"], source)
@@ -83,7 +163,15 @@ def clean(raw: pd.DataFrame, source: str) -> CleanCorpus:
         frame["units_sold"] = pd.array([pd.NA] * len(raw), dtype="Int64")
     extras = tuple(c for c in raw.columns if c not in (*REQUIRED, "units_sold"))
     for col in extras:
-        frame[col] = raw[col].astype("string").fillna("").astype(str)
+        text = raw[col].astype("string").fillna("")
+        _fail_if(
+            text.str.len() > MAX_EXTRA_CHARS,
+            source,
+            col,
+            text.str.slice(0, 40) + "…",
+            f"is longer than {MAX_EXTRA_CHARS} characters",
+        )
+        frame[col] = text.astype(str)
     frame, dropped = _deduplicate(frame, source)
     _check_names(frame, source)
     return CleanCorpus(frame.reset_index(drop=True), extras, dropped)
@@ -110,6 +198,14 @@ def _months(values: pd.Series, source: str) -> pd.Series:
     text = text.str.replace(r"^(\d{4}-\d{2})-01$", r"\1", regex=True)
     bad = ~text.fillna("").str.match(_MONTH)
     _fail_if(bad, source, "month", values, "is not a month in YYYY-MM form (e.g. 2021-03)")
+    year = text.str.slice(0, 4).astype(int)
+    _fail_if(
+        (year < FIRST_YEAR) | (year > LAST_YEAR),
+        source,
+        "month",
+        values,
+        f"is outside {FIRST_YEAR}-01..{LAST_YEAR}-12",
+    )
     return text.astype(str)
 
 
@@ -118,16 +214,19 @@ def _prices(values: pd.Series, source: str) -> pd.Series:
     bad = numbers.isna() | ~np.isfinite(numbers.astype(float))
     _fail_if(bad, source, "avg_price", values, "is not a number")
     _fail_if(numbers < 0, source, "avg_price", values, "is negative; prices must be ≥ 0")
+    _fail_if(numbers > MAX_PRICE, source, "avg_price", values, f"is above {MAX_PRICE:g}")
     return numbers.astype(float)
 
 
 def _units(values: pd.Series, source: str) -> pd.Series:
     text = values.astype("string").str.strip()
     blank = text.isna() | (text == "")
-    numbers = pd.to_numeric(text.where(~blank), errors="coerce")
+    # As floats first: a huge value must be refused, not wrapped to INT64's minimum.
+    numbers = pd.to_numeric(text.where(~blank), errors="coerce").astype("Float64")
     bad = ~blank & (numbers.isna() | (numbers % 1 != 0))
     _fail_if(bad, source, "units_sold", values, "is not a whole number (leave it blank if unknown)")
     _fail_if(numbers < 0, source, "units_sold", values, "is negative")
+    _fail_if(numbers > MAX_UNITS, source, "units_sold", values, f"is above {MAX_UNITS:,}")
     return numbers.astype("Int64")
 
 
