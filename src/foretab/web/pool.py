@@ -3,7 +3,8 @@
 No DuckDB connection or cursor is ever used by two threads at once.
 
 At most ``size`` requests run at a time (an anyio capacity limiter); an idle engine is
-reused, a new one is built only when every existing one is busy. Engines after the first
+reused, a new one is built only when every existing one is busy (so at most ``size`` per
+kind: engine name and future mode). Engines after the first
 share its planner (the entity index) and retriever (the BM25 caption index): both are
 built once and only read afterwards. Each engine has its own store and guard connections
 and its own future source. An LLM engine (``timefore``, ``vanilla``, ``hybrid``), when the
@@ -13,6 +14,7 @@ shared.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
@@ -114,6 +116,10 @@ class EnginePool:
         # nothing else holds one).
         built = [self._checkout(key) for _ in range(self.size)]
         for engine in built:
+            # The future source too (a model to load, the future store to read); a store
+            # without one still serves history questions, so its error waits for a question.
+            with contextlib.suppress(ForetabError):
+                engine.future  # type: ignore[attr-defined]  # noqa: B018
             self._checkin(key, engine)
 
     def future_problem(self) -> ForetabError | None:
