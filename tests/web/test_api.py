@@ -200,6 +200,19 @@ def test_no_cors_unless_asked(pool, client) -> None:
     with client_for(pool, cors_origins=("http://elsewhere.test",)) as cors:
         allowed = cors.get("/api/health", headers=origin).headers
         assert allowed["access-control-allow-origin"] == "http://elsewhere.test"
+    token = "cors-token-0123456789abcdef"
+    with client_for(pool, cors_origins=("http://elsewhere.test",), token=token) as cors:
+        preflight = cors.options(
+            "/api/ask",
+            headers={
+                **origin,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization, content-type",
+            },
+        )
+        assert preflight.status_code == 200
+        assert "authorization" in preflight.headers["access-control-allow-headers"].lower()
+        assert cors.post("/api/ask", json={"question": FORECAST}, headers=origin).status_code == 401
 
 
 @pytest.fixture

@@ -89,7 +89,9 @@ class Gate:
                 "--host and --token)"
             )
         token = self.settings.token
-        if token is not None and scope["path"].startswith("/api/"):
+        # A CORS preflight (OPTIONS) never carries the token; it reads nothing either.
+        preflight = scope["method"] == "OPTIONS"
+        if token is not None and scope["path"].startswith("/api/") and not preflight:
             given = headers.get("authorization", "")
             scheme, _, value = given.partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(
