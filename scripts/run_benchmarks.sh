@@ -33,4 +33,5 @@ foretab demo --db "$out/demo.duckdb" >/dev/null
 for future in model none; do
   foretab bench serve --db "$out/demo.duckdb" --requests 500 --concurrency 20 --future "$future" --json "$out/serve_$future.json"
 done
+foretab bench serve --db "$out/demo.duckdb" --requests 1500 --concurrency 20 --future none --json "$out/serve_none_1500.json"
 foretab bench serve --db "$out/demo.duckdb" --requests 200 --concurrency 1 --engines 1 --future model --json "$out/serve_model_c1.json"
