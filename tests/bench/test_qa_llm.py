@@ -140,3 +140,14 @@ def test_bench_run_llm_engine_with_worker_processes(bench_store: BenchStore, fak
     assert (
         data["llm"]["calls"] == len(fake_openai.requests) >= 6 * 4
     )  # captions, forecaster x2, analyzer
+
+
+def test_question_type_classifier_trained_on_the_train_split(bench_store: BenchStore) -> None:
+    from foretab.core.plan import Task
+    from foretab.timefore.analyzer import QuestionTypeClassifier
+
+    train = read_items(bench_store.out / "train.jsonl")
+    test = read_items(bench_store.out / "test.jsonl")
+    model = QuestionTypeClassifier([i.question for i in train], [Task(i.task) for i in train])
+    right = sum(model.predict(i.question) is Task(i.task) for i in test)
+    assert right / len(test) >= 0.95, f"{right}/{len(test)}"
