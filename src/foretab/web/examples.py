@@ -34,10 +34,11 @@ def candidate_questions(projects: Sequence[ProjectEntry], reference: Month) -> l
     ]
     chinese = next((p for p in recent if p.aliases and p.district_aliases and p.city_aliases), None)
     if chinese is not None:
-        questions.append(
-            f"What will the price of {chinese.aliases[0]} in {chinese.district_aliases[0]}, "
-            f"{chinese.city_aliases[0]} be in the first quarter of next year?"
-        )
+        city_zh, district_zh = chinese.city_aliases[0], chinese.district_aliases[0]
+        questions += [
+            f"{city_zh}{district_zh}{chinese.aliases[0]}未来六个月每个月的价格分别是多少？",
+            f"{city_zh}{district_zh}下个月哪个项目最贵？",
+        ]
     return questions
 
 
