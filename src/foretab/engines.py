@@ -59,15 +59,8 @@ def _series_model(engine: Engine, name: str | None) -> Any:
         from foretab.timefore.forecaster import RegistryModel
 
         return RegistryModel(name)
-    try:
-        from foretab.forecast.store import load_store_model
-    except ImportError:  # older store format: only precomputed forecasts, no array model
-        raise ForetabError(
-            "this foretab has no store model that forecasts a given series; pass "
-            "--tool-model drift (or naive, autoets, autotheta) for the forecasting tool",
-            suggestions=tuple(f"--tool-model {n}" for n in ("drift", "autotheta")),
-        ) from None
     from foretab.errors import ForecastError
+    from foretab.forecast.store import load_store_model
 
     try:
         return load_store_model(engine.store, name)
