@@ -83,6 +83,8 @@ class Engine:
         reader: HistoryReader | Callable[[Engine], HistoryReader] | None = None,
         future_source: FutureSource | Callable[[Engine], FutureSource] | None = None,
         analyzer: Analyzer | None = None,
+        level: float | None = None,
+        decision: str | None = None,
     ) -> None:
         self.db = db
         self.store = open_history(db)
@@ -101,7 +103,10 @@ class Engine:
         self.planner: Planner = planner or RulePlanner(self.index, self.reference)
         self.retriever: TableRetriever = _built(retriever, self) or Retriever(self.store.catalog())
         self.reader: HistoryReader = _built(reader, self) or GuardedHistoryReader(self.guard)
-        self.analyzer: Analyzer = analyzer or RuleAnalyzer()
+        # ``level``: the forecast intervals' level (default 80%); ``decision``: how reasoning
+        # answers are chosen from the forecast distribution (``foretab.analyze.probability``).
+        self.analyzer: Analyzer = analyzer or RuleAnalyzer(decision)
+        self.level = level
         self.future_mode = future
         self._model = model
         self._future: FutureSource | None = _built(future_source, self)
@@ -122,7 +127,9 @@ class Engine:
     def future(self) -> FutureSource:
         # Loaded on first use: history questions never need a model or the future store.
         if self._future is None:
-            self._future = future_source(self.future_mode, self.db, self.store, self._model)
+            self._future = future_source(
+                self.future_mode, self.db, self.store, self._model, self.level
+            )
         return self._future
 
     def parse(self, question: str) -> Plan:
@@ -156,7 +163,11 @@ class Engine:
             source = self.future
             forecast, seconds = _timed(lambda: source.forecast(plan, read.history))
             steps.extend(self._inner_steps())
-            steps.append(ForecastStep(source.name, seconds, tuple(months), forecast.level))
+            steps.append(
+                ForecastStep(
+                    source.name, seconds, tuple(months), forecast.level, forecast.interval_method
+                )
+            )
         analysis, seconds = _timed(lambda: self.analyzer.analyze(plan, read.history, forecast))
         steps.extend(self._inner_steps())
         steps.append(AnalyzeStep(self.analyzer.name, seconds))
@@ -170,6 +181,8 @@ class Engine:
             history=read.history,
             forecast=forecast,
             engine=self.kind,
+            probability=analysis.probability,
+            decision=analysis.decision,
         )
 
     def _inner_steps(self) -> list[Step]:

@@ -71,12 +71,14 @@ class Oracle:
         return Forecast(self.name, points)
 
 
-def future_source(mode: str, db: str, store: HistoryStore, model: str | None) -> FutureSource:
-    """The source for ``--future model|oracle|none``."""
+def future_source(
+    mode: str, db: str, store: HistoryStore, model: str | None, level: float | None = None
+) -> FutureSource:
+    """The source for ``--future model|oracle|none`` (intervals at ``level``, default 80%)."""
     if mode == "model":
-        from foretab.forecast.source import ModelSource
+        from foretab.forecast.source import DEFAULT_LEVEL, ModelSource
 
-        return ModelSource.for_store(store, model)
+        return ModelSource.for_store(store, model, level=level or DEFAULT_LEVEL)
     if mode == "oracle":
         return Oracle(db)
     if mode == "none":

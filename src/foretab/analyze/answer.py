@@ -52,6 +52,7 @@ from foretab.core.plan import (
     Plan,
     ProjectRef,
 )
+from foretab.analyze.probability import check_decision, decide
 from foretab.core.series import Forecast, History
 from foretab.core.stages import Analysis
 from foretab.errors import QuestionError
@@ -348,9 +349,19 @@ def _reasoning(
 
 
 class RuleAnalyzer:
-    """The exact, deterministic analyzer (``foretab.core.stages.Analyzer``)."""
+    """The exact, deterministic analyzer (``foretab.core.stages.Analyzer``).
+
+    ``decision``: how a reasoning answer is chosen when the forecast has a distribution
+    (``foretab.analyze.probability``: ``most-probable`` or ``point``).
+    """
 
     name = "rules"
 
+    def __init__(self, decision: str | None = None) -> None:
+        self.decision = check_decision(decision)
+
     def analyze(self, plan: Plan, history: History, forecast: Forecast) -> Analysis:
-        return analyze(plan, history.series, forecast.values(), history.units)
+        point = analyze(plan, history.series, forecast.values(), history.units)
+        # Hook (issue 11): intervals in numeric texts, probabilities and the decision
+        # rule for reasoning answers; lives in its own module.
+        return decide(plan, history, forecast, point, self.decision)

@@ -7,12 +7,14 @@ months (what a question reads), and is scored over the months the future store o
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 
 import numpy as np
 
 from foretab.bench.forecast_bench import BenchRow, resolve_models
+from foretab.errors import ForecastError
 from foretab.forecast import registry
 from foretab.forecast.base import MAX_HORIZON
 from foretab.forecast.metrics import score
@@ -41,8 +43,13 @@ def bench_corpus(
     model: str = f"naive,{STORE_DEFAULT_FORECASTER}",
     seed: int = 0,
     progress: Callable[[str, str], None] = lambda _n, _s: None,
+    level: float = 0.8,
 ) -> list[BenchRow]:
-    """Score each model's R+1..R+12 forecasts against ``open_future(db)``."""
+    """Score each model's R+1..R+12 forecasts against ``open_future(db)``.
+
+    Models with intervals are also scored on their central ``level`` interval: the
+    empirical coverage of the observed cells and the mean width (yuan/m²).
+    """
     from foretab.store import open_future, open_history
 
     with open_history(db) as hist_store:
@@ -69,17 +76,33 @@ def bench_corpus(
         fit_s = time.perf_counter() - start
         # As a question does: the last `lookback` months of each series, to R.
         start = time.perf_counter()
-        pred = fitted.predict(history.window(fitted.lookback)[keep], MAX_HORIZON)
+        window = history.window(fitted.lookback)[keep]
+        pred = fitted.predict(window, MAX_HORIZON)
         pred_s = time.perf_counter() - start
         s = score(pred, truth)
-        rows.append(
-            BenchRow.scored(
-                name,
-                s,
-                n_series=int(keep.sum()),
-                fit_seconds=fit_s,
-                predict_seconds=pred_s,
-                default=name == STORE_DEFAULT_FORECASTER,
-            )
+        row = BenchRow.scored(
+            name,
+            s,
+            n_series=int(keep.sum()),
+            fit_seconds=fit_s,
+            predict_seconds=pred_s,
+            default=name == STORE_DEFAULT_FORECASTER,
         )
+        try:
+            tail = (1 - level) / 2
+            bounds = fitted.predict_quantiles(window, MAX_HORIZON, (tail, 1 - tail))
+        except ForecastError:  # a model without intervals
+            bounds = None
+        if bounds is not None:
+            cov, width = interval_scores(bounds[..., 0], bounds[..., 1], truth)
+            row = dataclasses.replace(row, interval_level=level, coverage=cov, mean_width=width)
+        rows.append(row)
     return rows
+
+
+def interval_scores(lo: np.ndarray, hi: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
+    """Empirical coverage and mean width of ``[lo, hi]`` over the observed cells."""
+    cells = np.isfinite(truth) & np.isfinite(lo) & np.isfinite(hi)
+    y = truth[cells]
+    inside = (lo[cells] <= y) & (y <= hi[cells])
+    return float(inside.mean()), float(np.mean(hi[cells] - lo[cells]))

@@ -36,6 +36,11 @@ class BenchRow:
     fit_seconds: float
     predict_seconds: float
     default: bool = False
+    #: interval scores (corpus benchmark, models with intervals): the share of observed
+    #: cells inside the central interval at ``interval_level``, and its mean width
+    interval_level: float | None = None
+    coverage: float | None = None
+    mean_width: float | None = None
 
     @classmethod
     def scored(
@@ -65,6 +70,9 @@ class BenchRow:
         data = asdict(self)
         if not self.default:
             del data["default"]  # the format: "default": true on one model only
+        for key in ("interval_level", "coverage", "mean_width"):
+            if data[key] is None:
+                del data[key]
         return data
 
 

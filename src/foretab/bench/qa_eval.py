@@ -155,6 +155,8 @@ class ItemResult:
     llm_calls: int = 0
     llm_tokens: int = 0
     llm_seconds: float = 0.0
+    #: reasoning answers: the stated probability that the answer is right (if any)
+    probability: float | None = None
 
     @property
     def correct(self) -> bool:
@@ -179,6 +181,7 @@ class ItemResult:
             "llm_calls": self.llm_calls,
             "llm_tokens": self.llm_tokens,
             "llm_seconds": round(self.llm_seconds, 3),
+            "probability": self.probability,
         }
 
 
@@ -226,8 +229,49 @@ class RunResult:
             "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
             "errors": {"total": sum(errors.values()), "by_type": dict(errors.most_common())},
             "llm": _llm_totals(self.results),
+            "calibration": calibration(self.results),
             "per_template": per_template(self.results),
         }
+
+
+def calibration(results: Sequence[ItemResult], bins: int = 10) -> dict[str, object]:
+    """Reliability of the stated probabilities of reasoning answers.
+
+    Per bin of stated probability: how many answers, their mean stated probability and
+    the share that were exactly right; plus the Brier score. Answers without a stated
+    probability (no forecast distribution, engine errors) are left out and counted.
+    """
+    pairs = [
+        (r.probability, r.correct)
+        for r in results
+        if r.item.task == "reasoning" and r.probability is not None
+    ]
+    table = []
+    for k in range(bins):
+        lo, hi = k / bins, (k + 1) / bins
+        group = [(p, c) for p, c in pairs if lo <= p < hi or (k == bins - 1 and p == 1.0)]
+        if group:
+            table.append(
+                {
+                    "lo": lo,
+                    "hi": hi,
+                    "n": len(group),
+                    "stated": sum(p for p, _ in group) / len(group),
+                    "observed": sum(c for _, c in group) / len(group),
+                }
+            )
+    n_reasoning = sum(r.item.task == "reasoning" for r in results)
+    brier = sum((p - c) ** 2 for p, c in pairs) / len(pairs) if pairs else None
+    mean_p = sum(p for p, _ in pairs) / len(pairs) if pairs else None
+    acc = sum(c for _, c in pairs) / len(pairs) if pairs else None
+    return {
+        "n": len(pairs),
+        "without_probability": n_reasoning - len(pairs),
+        "brier": brier,
+        "mean_stated": mean_p,
+        "accuracy": acc,
+        "bins": table,
+    }
 
 
 def _llm_totals(results: Sequence[ItemResult]) -> dict[str, float]:
@@ -278,8 +322,10 @@ def evaluate_item(engine: EngineLike, item: QAItem, spec: AblationSpec) -> ItemR
     retrieved: tuple[str, ...] = ()
     error: str | None = None
     source = ""
+    probability: float | None = None
     try:
         answer = engine.ask(item.question)
+        probability = getattr(answer, "probability", None)
         predicted = _plain(getattr(answer, "answer", None))
         trace = getattr(answer, "trace", None)
         retrieved = tuple(getattr(trace, "tables", ()) or ())
@@ -302,7 +348,8 @@ def evaluate_item(engine: EngineLike, item: QAItem, spec: AblationSpec) -> ItemR
     if item.task == "reasoning":
         return ItemResult(
             item, predicted, retrieved, seconds, error,
-            categorical=score_categorical(item.answer, predicted), future_source=source, **llm,
+            categorical=score_categorical(item.answer, predicted), future_source=source,
+            probability=probability, **llm,
         )  # fmt: skip
     return ItemResult(
         item, predicted, retrieved, seconds, error,

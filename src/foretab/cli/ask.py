@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -31,6 +31,9 @@ from foretab.errors import QuestionError
 
 # A question is a sentence: longer input only costs parse time (16 KB took 12.7 s).
 MAX_QUESTION_CHARS = 500
+
+if TYPE_CHECKING:
+    from foretab.core.answer import Answer
 
 
 @app.command()
@@ -60,6 +63,17 @@ def ask(
     llm_config: LLMConfigOption = None,
     llm_record: LLMRecordOption = None,
     llm_replay: LLMReplayOption = None,
+    level: Annotated[
+        float,
+        typer.Option(help="Level of the forecast intervals, between 0 and 1 (0.8: 80%)."),
+    ] = 0.8,
+    decision: Annotated[
+        str,
+        typer.Option(
+            help="Reasoning answers: 'most-probable' (the answer most likely right under the "
+            "forecast distribution) or 'point' (the point forecasts' verdict)."
+        ),
+    ] = "most-probable",
 ) -> None:
     """Answer a question about past or future prices, with the plan, tables, SQL and answer.
 
@@ -78,6 +92,7 @@ def ask(
     with open_engine(
         db, engine, future=future, model=model, fewshot=fewshot,
         max_sql_iterations=max_sql_iterations, tool_model=tool_model,
+        **_forecast_options(future, model, level, decision),
         llm=(llm_base_url, llm_model, llm_cache, llm_config, llm_record, llm_replay),
     ) as built:  # fmt: skip
         answer = built.ask(question)
@@ -106,5 +121,38 @@ def ask(
         calls = answer.trace.llm_calls
         tokens = sum(c.prompt_tokens + c.completion_tokens for c in calls)
         details.add_row("llm", f"{len(calls)} calls, {tokens} tokens ({answer.engine})")
+    for line in explain(answer):
+        details.add_row("", line)
     details.add_row("ms", ", ".join(f"{k} {v * 1000:.1f}" for k, v in answer.trace.timings.items()))
     out.print(details)
+
+
+def explain(answer: Answer) -> list[str]:
+    """A few short lines saying what the forecast was built from and how sure it is."""
+    forecast = answer.forecast
+    lines = []
+    if forecast.level is not None:
+        how = {"backtest": "calibrated on a 12-month backtest", "in-sample": "in-sample residuals"}
+        method = how.get(forecast.interval_method, forecast.interval_method or "")
+        lines.append(f"{forecast.level:.0%} intervals" + (f", {method}" if method else ""))
+    for ref, basis in forecast.basis.items():
+        imputed = f", {basis.imputed_months} imputed" if basis.imputed_months else ""
+        last = f", last observed {basis.last_observed.label}" if basis.last_observed else ""
+        lines.append(f"{ref.project}: {basis.note or basis.months_used}{imputed}{last}")
+    if answer.probability is not None:
+        lines.append(f"probability of this answer {answer.probability:.0%} ({answer.decision})")
+    return lines
+
+
+def _forecast_options(
+    future: str, model: str | None, level: float, decision: str
+) -> dict[str, object]:
+    """The interval level and decision rule, as the stages that use them."""
+    from foretab.analyze import RuleAnalyzer
+
+    options: dict[str, object] = {"analyzer": RuleAnalyzer(decision)}
+    if future == "model":
+        from foretab.forecast.source import ModelSource
+
+        options["future_source"] = lambda e: ModelSource.for_store(e.store, model, level=level)
+    return options

@@ -32,10 +32,22 @@ out = Console(width=110)
 
 def _table(title: str, rows: Sequence[BenchRow]) -> Table:
     table = Table(title=title)
-    for col in ("model", "MSE", "MAE", "MRE", "series", "points", "fit s", "predict s"):
+    intervals = any(r.coverage is not None for r in rows)
+    cols = ["model", "MSE", "MAE", "MRE", "series", "points", "fit s", "predict s"]
+    if intervals:
+        level = next(r.interval_level for r in rows if r.interval_level is not None)
+        cols += [f"{level:.0%} coverage", "mean width"]
+    for col in cols:
         table.add_column(col, justify="left" if col == "model" else "right")
     for r in rows:
         name = f"{r.model} (default)" if r.default else r.model
+        extra = []
+        if intervals:
+            extra = (
+                [f"{r.coverage:.1%}", f"{r.mean_width:,.0f}"]
+                if r.coverage is not None and r.mean_width is not None
+                else ["-", "-"]
+            )
         table.add_row(
             name,
             f"{r.mse:.4g}",
@@ -45,6 +57,7 @@ def _table(title: str, rows: Sequence[BenchRow]) -> Table:
             str(r.n_points),
             f"{r.fit_seconds:.1f}",
             f"{r.predict_seconds:.2f}",
+            *extra,
         )
     return table
 

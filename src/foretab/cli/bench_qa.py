@@ -131,6 +131,13 @@ def run(
     llm_config: LLMConfigOption = None,
     llm_record: LLMRecordOption = None,
     llm_replay: LLMReplayOption = None,
+    decision: Annotated[
+        str,
+        typer.Option(
+            help="Reasoning answers: 'most-probable' (most likely right under the forecast "
+            "distribution) or 'point' (the point forecasts' verdict)."
+        ),
+    ] = "most-probable",
 ) -> None:
     """Ask the engine every question of DATASET and score it (ODTQA-FoRe metrics).
 
@@ -152,6 +159,9 @@ def run(
         if engine != "rules"
         else {}
     )
+    from foretab.analyze import RuleAnalyzer
+
+    options["analyzer"] = RuleAnalyzer(decision)
     items = read_items(dataset)
     if limit is not None:
         items = items[:limit]
@@ -164,15 +174,16 @@ def run(
         if workers > 1:
             result = run_parallel(
                 db, items, workers=workers, ablation=ablation, model=model,
-                dataset=str(dataset), progress=progress, meta={"engine": engine},
-                engine_kind=engine, llm_flags=flags, engine_options=options,
+                dataset=str(dataset), progress=progress,
+                meta={"engine": engine, "decision": decision}, engine_kind=engine, llm_flags=flags, engine_options=options,
             )  # fmt: skip
         else:
             built = make_engine(db, ablation, model, items, engine, flags, options)
             try:
                 result = run_benchmark(
                     built, items, ablation=ablation, model=model,
-                    dataset=str(dataset), progress=progress, meta={"engine": engine},
+                    dataset=str(dataset), progress=progress,
+                    meta={"engine": engine, "decision": decision},
                 )  # fmt: skip
             finally:
                 close = getattr(built, "close", None)

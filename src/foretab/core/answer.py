@@ -61,6 +61,8 @@ class Answer:
     history: History
     forecast: Forecast
     engine: str = "rules"
+    probability: float | None = None
+    decision: str | None = None
 
     def to_doc(self) -> AnswerDoc:
         """The published JSON form (``foretab ask --json``, ``POST /api/ask``)."""
@@ -85,6 +87,8 @@ class Answer:
             ],
             forecast=_forecast_docs(self.forecast),
             interval_level=self.forecast.level,
+            probability=None if self.probability is None else round(self.probability, 4),
+            decision_rule=self.decision,
             future_source=self.trace.future_source,
             timings={k: round(v * 1000, 3) for k, v in self.trace.timings.items()},
             steps=[_step_doc(s) for s in self.trace.steps],
@@ -243,6 +247,7 @@ def _step_doc(step: Step) -> StepDoc:
             ms=ms,
             months=[m.iso for m in step.months],
             level=step.level,
+            interval_method=step.interval_method or None,
         )
     if isinstance(step, PlanStep):
         return PlanStepDoc(implementation=step.implementation, ms=ms)

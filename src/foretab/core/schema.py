@@ -161,6 +161,9 @@ class ForecastStepDoc(_StepDoc):
     stage: Literal["forecast"] = "forecast"
     months: list[str]
     level: float | None
+    interval_method: str | None = Field(
+        None, description="how intervals were calibrated: 'backtest' (out-of-sample) or 'in-sample'"
+    )
 
 
 class AnalyzeStepDoc(_StepDoc):
@@ -250,6 +253,14 @@ class AnswerDoc(Doc):
     history: list[SeriesDoc]
     forecast: list[ForecastSeriesDoc]
     interval_level: float | None
+    probability: float | None = Field(
+        None,
+        description="reasoning answers: the probability, from the forecast distribution, "
+        "that `answer` is exactly right",
+    )
+    decision_rule: str | None = Field(
+        None, description="how the reasoning answer was chosen: 'point' or 'most-probable'"
+    )
     future_source: str
     timings: dict[str, float] = Field(description="milliseconds per stage and 'total'")
     steps: list[StepDoc]

@@ -71,6 +71,8 @@ class ForecastPoint:
     value: float
     lo: float | None = None
     hi: float | None = None
+    #: the predictive distribution: values at ``Forecast.grid`` levels (empty: none)
+    quantiles: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("value", "lo", "hi"):
@@ -103,6 +105,10 @@ class Forecast:
     )
     level: float | None = None
     basis: Mapping[ProjectRef, ForecastBasis] = field(default_factory=lambda: MappingProxyType({}))
+    #: increasing probability levels of every point's ``quantiles`` (empty: no distribution)
+    grid: tuple[float, ...] = ()
+    #: how the intervals were calibrated (``backtest``, ``in-sample``; empty: no intervals)
+    interval_method: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "points", _frozen(self.points))

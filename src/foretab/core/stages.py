@@ -39,6 +39,10 @@ class Analysis:
 
     answer: list[list[Cell]]
     text: str
+    #: reasoning answers with a forecast distribution: the probability that ``answer``
+    #: is exactly right (``foretab.analyze.probability``), and the rule that chose it
+    probability: float | None = None
+    decision: str | None = None
 
 
 class Planner(Protocol):

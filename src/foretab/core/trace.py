@@ -58,6 +58,8 @@ class ForecastStep:
     seconds: float
     months: tuple[Month, ...]
     level: float | None
+    #: how the intervals were calibrated (``backtest``: out-of-sample residuals)
+    interval_method: str = ""
     stage: str = field(default="forecast", init=False)
 
 

@@ -46,6 +46,9 @@ class Manifest(BaseModel):
     trained_seconds: float = Field(ge=0)
     seed: int
     n_series: int = Field(ge=0)
+    #: where ``residual_quantiles`` come from: a rolling backtest (calibrated), a
+    #: validation split, or the training windows themselves (too narrow)
+    interval_method: Literal["backtest", "validation", "in-sample"] = "in-sample"
     hyper_parameters: dict[str, HyperValue] = Field(default_factory=dict)
     #: per-horizon quantiles (101-point grid) of log residuals: ``[12][101]``
     residual_quantiles: list[list[float]] | None = None

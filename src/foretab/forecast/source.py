@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from foretab.store import HistoryStore
 
 DEFAULT_LEVEL = 0.8
+#: Levels at which each forecast value's predictive distribution is kept (for the
+#: probabilities of reasoning answers, ``foretab.analyze.probability``).
+DISTRIBUTION_GRID = tuple(round(0.01 * k, 2) for k in range(1, 100))
 
 
 class SeriesModel(Protocol):
@@ -117,7 +120,7 @@ class ModelSource:
                     suggestions=("ask about the months it has data for (a history question)",),
                 )
         values = self.model.predict(arr, horizon)
-        bounds = self._bounds(arr, horizon)
+        grid, dist = self._distribution(arr, horizon)
         points: dict[ProjectRef, dict[Month, ForecastPoint]] = {}
         basis: dict[ProjectRef, ForecastBasis] = {}
         for i, ref in enumerate(refs):
@@ -131,10 +134,12 @@ class ModelSource:
                         suggestions=("retrain with `foretab train --db DB`",),
                     )
                 lo = hi = None
-                if bounds is not None:
-                    lo, hi = float(bounds[i, k, 0]), float(bounds[i, k, 1])
+                quantiles: tuple[float, ...] = ()
+                if dist is not None:
+                    lo, hi = float(dist[i, k, 0]), float(dist[i, k, -1])
                     lo, hi = min(lo, value), max(hi, value)
-                row[m] = ForecastPoint(value, lo, hi)
+                    quantiles = tuple(float(v) for v in dist[i, k, 1:-1])
+                row[m] = ForecastPoint(value, lo, hi, quantiles)
             points[ref] = row
             observed = int(np.isfinite(arr[i]).sum())
             basis[ref] = ForecastBasis(
@@ -142,12 +147,21 @@ class ModelSource:
                 last_observed=history.last_month(ref),
                 note=f"{observed} of the {lookback} months up to {reference.label} observed",
             )
-        return Forecast(self.name, points, self.level if bounds is not None else None, basis)
+        level = self.level if dist is not None else None
+        method = getattr(self.model, "interval_method", "") if dist is not None else ""
+        return Forecast(self.name, points, level, basis, grid if dist is not None else (), method)
 
-    def _bounds(self, arr: np.ndarray, horizon: int) -> np.ndarray | None:
+    def _distribution(
+        self, arr: np.ndarray, horizon: int
+    ) -> tuple[tuple[float, ...], np.ndarray | None]:
+        """``[n, h, 2 + len(grid)]``: the interval's two bounds around the grid's quantiles.
+
+        One call (one pass of the boosters) gives both the interval and the distribution.
+        """
         tail = (1 - self.level) / 2
+        levels = (tail, *DISTRIBUTION_GRID, 1 - tail)
         try:
-            q = self.model.predict_quantiles(arr, horizon, (tail, 1 - tail))
+            q = self.model.predict_quantiles(arr, horizon, levels)
         except ForecastError:  # a model without intervals: points only, and the trace says so
-            return None
-        return q if np.isfinite(q).all() else None
+            return DISTRIBUTION_GRID, None
+        return DISTRIBUTION_GRID, (q if np.isfinite(q).all() else None)

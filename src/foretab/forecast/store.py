@@ -112,6 +112,8 @@ class StoreModel:
     first_month: Month
     seed: int = 0
     n_series: int = 0
+    #: where the interval residuals come from (``foretab.forecast.calibrate``)
+    interval_method: str = "in-sample"
 
     def _aligned(self, history: np.ndarray) -> np.ndarray:
         """``history`` laid out as the training panel was: first column = ``first_month``.
@@ -161,6 +163,7 @@ class StoreModel:
                 "trained_seconds": round(self.trained_seconds, 3),
                 "seed": self.seed,
                 "n_series": self.n_series,
+                "interval_method": self.interval_method,
                 **fields,
             }
         )
@@ -183,6 +186,7 @@ class StoreModel:
             first_month=Month.parse(manifest.first_month),
             seed=manifest.seed,
             n_series=manifest.n_series,
+            interval_method=manifest.interval_method,
         )
 
 
@@ -192,11 +196,14 @@ def fit_store_model(
     model: str | None = None,
     seed: int = 0,
     progress: TrainProgress = _no_progress,
+    calibrate: bool = True,
 ) -> StoreModel:
     """Fit ``model`` on windows of ``panel`` (every training target at or before R).
 
     Any registered forecaster fits (the corpus benchmark scores them all); only the
     data-only persistable ones can be saved (``train_store_model`` checks first).
+    With ``calibrate``, a model with intervals gets them from a rolling backtest
+    (:mod:`foretab.forecast.calibrate`), which costs a second, smaller fit.
     """
     if not panel.months or panel.months[-1] != reference_month:
         raise ForecastError(
@@ -215,6 +222,14 @@ def fit_store_model(
         forecaster.fit(panel.values)
     finally:
         forecaster.on_progress = None
+    method = "in-sample"
+    if calibrate and forecaster.supports_quantiles and hasattr(forecaster, "residual_quantiles"):
+        from foretab.forecast.calibrate import conformal_quantiles
+
+        progress(f"calibrating {name}'s intervals on a 12-month backtest", 0, 0)
+        cal = conformal_quantiles(panel.values, lambda: get_forecaster(name, seed), LOOKBACK)
+        forecaster.residual_quantiles = cal.residual_quantiles  # type: ignore[attr-defined]
+        method = cal.method
     return StoreModel(
         model=name,
         reference_month=reference_month,
@@ -224,6 +239,7 @@ def fit_store_model(
         first_month=panel.months[0],
         seed=seed,
         n_series=len(panel.projects),
+        interval_method=method,
     )
 
 

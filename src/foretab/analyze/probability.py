@@ -1,0 +1,341 @@
+"""Probabilities of reasoning answers from the forecast distribution, and the decision.
+
+A forecast that carries quantiles (``Forecast.grid`` / ``ForecastPoint.quantiles``) is a
+predictive distribution per project and month. Scenarios are drawn from it:
+
+* **within a project, comonotone across months**: one uniform draw ``u`` per project and
+  scenario, every future month takes its own ``u``-quantile. Forecast errors of one
+  series are strongly persistent (a project that comes in 10% low in March is low in
+  April too), and with this choice the quantile of a window mean / max / min is exactly
+  the mean / max / min of the months' quantiles;
+* **across projects, independent**: the model's errors are assumed unrelated between
+  projects (a simplification: projects of one district share market shocks).
+
+Each scenario is run through the same rules as the point answer (``analyze.answer``):
+the probability of an answer is the share of scenarios that give it. The *most-probable*
+decision takes the answer with the highest probability — the choice that maximises the
+chance of being exactly right — which need not be the point forecasts' verdict.
+
+Numeric answers get their interval instead: for a monotone aggregate of comonotone
+months, the bounds are the aggregate of the months' bounds (months up to R are fixed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from foretab.core.plan import (
+    Aggregate,
+    ChangeMeasure,
+    Comparison,
+    Language,
+    Metric,
+    Plan,
+    ProjectRef,
+)
+from foretab.core.series import Forecast, History
+from foretab.core.stages import Analysis
+from foretab.errors import QuestionError
+from foretab.months import Month
+
+#: ``point``: the point forecasts' verdict; ``most-probable``: the answer most likely right.
+DECISIONS = ("most-probable", "point")
+DEFAULT_DECISION = "most-probable"
+N_SCENARIOS = 4000
+#: Scenarios are drawn with a fixed seed: the same question gets the same answer.
+SEED = 0
+
+
+def check_decision(rule: str | None) -> str:
+    """``rule`` if it is a known decision rule (``None``: the default)."""
+    rule = rule or DEFAULT_DECISION
+    if rule not in DECISIONS:
+        raise QuestionError(
+            f"unknown decision rule {rule!r}; use one of {', '.join(DECISIONS)} "
+            "(e.g. `foretab ask ... --decision point`)"
+        )
+    return rule
+
+
+def decide(
+    plan: Plan, history: History, forecast: Forecast, point: Analysis, rule: str
+) -> Analysis:
+    """``point`` (the rules' answer on point forecasts) with intervals or probabilities.
+
+    The analyzer's hook: numeric answers gain their interval in the text; reasoning
+    answers gain the probability of the answer given, chosen by ``rule``.
+    """
+    if not plan.needs_forecast or not forecast.points:
+        return point
+    # Not covered (yet): scope questions, units, "which month", numeric changes.
+    if plan.scopes or plan.metric is not Metric.PRICE or plan.which_month or plan.change:
+        return point
+    if plan.comparison is Comparison.NONE and plan.threshold is None:
+        return with_intervals(plan, history, forecast, point)
+    if not forecast.grid:
+        return point
+    outcome = _threshold if plan.threshold is not None else _OUTCOMES.get(plan.comparison)
+    if outcome is None:
+        return point
+    values = _scenario_targets(plan, history, forecast)
+    point_targets = _point_targets(plan, history, forecast)
+    currents = np.array([_current(plan, ref, history) for ref in plan.projects])
+    codes = outcome(plan, values, currents)
+    counts = np.bincount(codes, minlength=_n_codes(plan))
+    probs = counts / codes.size
+    point_code = int(outcome(plan, point_targets[None, :], currents)[0])
+    best = int(np.argmax(probs))
+    zh = plan.language is Language.ZH
+    if rule == "point" or probs[best] <= probs[point_code]:
+        p = f"{probs[point_code]:.0%}"
+        text = (
+            point.text.rstrip("。") + f"（按预测分布，概率 {p}）。"
+            if zh
+            else point.text.rstrip(".") + f"; probability {p} from the forecast distribution."
+        )
+        return replace(point, text=text, probability=float(probs[point_code]), decision=rule)
+    answer = _decode(plan, best)
+    other = _plain(_decode(plan, point_code))
+    if zh:
+        text = (
+            f"{_plain(answer)}（最可能的答案，概率 {probs[best]:.0%}；仅按点预测为 {other}，"
+            f"概率 {probs[point_code]:.0%}）。"
+        )
+    else:
+        text = (
+            f"{_words(plan, answer)} — the most probable answer ({probs[best]:.0%}); the "
+            f"point forecasts alone give {other} ({probs[point_code]:.0%})."
+        )
+    return Analysis(answer, text, float(probs[best]), rule)
+
+
+# --- scenarios ---------------------------------------------------------------------------
+
+
+def _scenario_targets(plan: Plan, history: History, forecast: Forecast) -> np.ndarray:
+    """``[scenarios, projects]`` window targets, comonotone months, independent projects."""
+    rng = np.random.default_rng(SEED)
+    grid = np.asarray(forecast.grid)
+    out = np.empty((N_SCENARIOS, len(plan.projects)))
+    for j, ref in enumerate(plan.projects):
+        u = rng.random(N_SCENARIOS)
+        points = forecast.points.get(ref, {})
+
+        def future(month: Month, u: np.ndarray = u, points: Mapping = points) -> np.ndarray:
+            p = points[month]
+            if not p.quantiles:
+                return np.full(u.size, p.value)
+            return np.interp(u, grid, np.asarray(p.quantiles))
+
+        out[:, j] = _aggregate(plan, ref, history, points, future, N_SCENARIOS)
+    return out
+
+
+def _point_targets(plan: Plan, history: History, forecast: Forecast) -> np.ndarray:
+    """``[projects]``: the same targets on the point forecasts (rounded as the rules do)."""
+    out = np.empty(len(plan.projects))
+    for j, ref in enumerate(plan.projects):
+        points = forecast.points.get(ref, {})
+
+        def future(month: Month, points: Mapping = points) -> np.ndarray:
+            return np.full(1, round(points[month].value, 2))
+
+        out[j] = _aggregate(plan, ref, history, points, future, 1)[0]
+    return out
+
+
+def _aggregate(
+    plan: Plan,
+    ref: ProjectRef,
+    history: History,
+    points: Mapping[Month, object],
+    future: Callable[[Month], np.ndarray],
+    n: int,
+) -> np.ndarray:
+    cols: list[np.ndarray] = []
+    observed = history[ref]
+    for month in plan.window.months:
+        if month > plan.reference_month and month in points:
+            cols.append(future(month))
+        elif month <= plan.reference_month and month in observed:
+            cols.append(np.full(n, round(float(observed[month]), 2)))
+    if not cols:
+        raise QuestionError(f"{ref.project} has no value in the window to reason about")
+    table = np.column_stack(cols)
+    if plan.aggregate is Aggregate.MAX:
+        return table.max(axis=1)
+    if plan.aggregate is Aggregate.MIN:
+        return table.min(axis=1)
+    return table.mean(axis=1)  # MEAN, and VALUE (one column)
+
+
+def _current(plan: Plan, ref: ProjectRef, history: History) -> float:
+    past = [m for m in history[ref] if m <= plan.reference_month]
+    if not past:
+        return float("nan")  # the point analysis has already refused such a question
+    return round(float(history[ref][max(past)]), 2)
+
+
+# --- outcomes: each scenario's answer as an integer code ------------------------------
+
+
+def _changes(plan: Plan, targets: np.ndarray, currents: np.ndarray) -> np.ndarray:
+    delta = targets - currents[None, :]
+    if plan.measure is ChangeMeasure.RELATIVE:
+        return delta / currents[None, :]
+    return delta
+
+
+def _extreme(plan: Plan, targets: np.ndarray, currents: np.ndarray) -> np.ndarray:
+    del currents
+    pick = np.argmax if plan.comparison is Comparison.HIGHEST else np.argmin
+    return pick(targets, axis=1)  # first index on ties: question order, as the rules
+
+
+def _vs_current(plan: Plan, targets: np.ndarray, currents: np.ndarray) -> np.ndarray:
+    change = _changes(plan, targets, currents)[:, 0]
+    return np.where(change > 0, 0, np.where(change < 0, 1, 2))
+
+
+def _which(plan: Plan, targets: np.ndarray, currents: np.ndarray) -> np.ndarray:
+    change = _changes(plan, targets, currents)
+    movers = change > 0 if plan.comparison is Comparison.WHICH_RISE else change < 0
+    return (movers * (1 << np.arange(movers.shape[1]))[None, :]).sum(axis=1)
+
+
+def _most(plan: Plan, targets: np.ndarray, currents: np.ndarray) -> np.ndarray:
+    change = _changes(plan, targets, currents)
+    rising = plan.comparison is Comparison.RISES_MOST
+    movers = change > 0 if rising else change < 0
+    score = np.where(movers, change if rising else -change, -np.inf)
+    best = np.argmax(score, axis=1)
+    return np.where(movers.any(axis=1), best, len(plan.projects))  # last code: "None"
+
+
+def _threshold(plan: Plan, targets: np.ndarray, currents: np.ndarray) -> np.ndarray:
+    del currents
+    assert plan.threshold is not None
+    value = targets[:, 0]
+    yes = value > plan.threshold.value if plan.threshold.above else value < plan.threshold.value
+    return np.where(yes, 0, 1)
+
+
+_Outcome = Callable[[Plan, np.ndarray, np.ndarray], np.ndarray]
+_OUTCOMES: dict[Comparison, _Outcome] = {
+    Comparison.HIGHEST: _extreme,
+    Comparison.LOWEST: _extreme,
+    Comparison.VS_CURRENT: _vs_current,
+    Comparison.WHICH_RISE: _which,
+    Comparison.WHICH_FALL: _which,
+    Comparison.RISES_MOST: _most,
+    Comparison.FALLS_MOST: _most,
+}
+
+
+def _n_codes(plan: Plan) -> int:
+    n = len(plan.projects)
+    if plan.threshold is not None:
+        return 2
+    if plan.comparison is Comparison.VS_CURRENT:
+        return 3
+    if plan.comparison in (Comparison.WHICH_RISE, Comparison.WHICH_FALL):
+        return 1 << n
+    if plan.comparison in (Comparison.RISES_MOST, Comparison.FALLS_MOST):
+        return n + 1
+    return n
+
+
+def _decode(plan: Plan, code: int) -> list[list[str | float]]:
+    names = [ref.name(plan.language) for ref in plan.projects]
+    if plan.threshold is not None:
+        return [[("Yes", "No")[code]]]
+    if plan.comparison is Comparison.VS_CURRENT:
+        return [[("Increase", "Decrease", "No change")[code]]]
+    if plan.comparison in (Comparison.WHICH_RISE, Comparison.WHICH_FALL):
+        chosen = [[name] for k, name in enumerate(names) if code >> k & 1]
+        return chosen or [["None"]]
+    if code == len(names):
+        return [["None"]]
+    return [[names[code]]]
+
+
+def _plain(answer: Sequence[Sequence[str | float]]) -> str:
+    items = [str(row[0]) for row in answer]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _words(plan: Plan, answer: list[list[str | float]]) -> str:
+    first, last = plan.window.first.label, plan.window.last.label
+    when = f"in {first}" if first == last else f"from {first} to {last}"
+    shown = _plain(answer)
+    comparison = plan.comparison
+    if plan.threshold is not None:
+        side = "above" if plan.threshold.above else "below"
+        return f"{shown}: is the price {when} {side} {plan.threshold.value:,.2f}"
+    if comparison is Comparison.VS_CURRENT:
+        return f"{shown}: the price {when} compared with the current price"
+    if comparison in (Comparison.HIGHEST, Comparison.LOWEST):
+        return f"{shown} has the {comparison.value} price {when}"
+    word = "rise" if comparison in (Comparison.WHICH_RISE, Comparison.RISES_MOST) else "fall"
+    most = " the most" if comparison in (Comparison.RISES_MOST, Comparison.FALLS_MOST) else ""
+    if shown == "None":
+        return f"None of them will {word}{most} {when} compared with now"
+    return f"{shown} will {word}{most} {when} compared with now"
+
+
+# --- intervals of numeric answers ------------------------------------------------------
+
+
+def with_intervals(plan: Plan, history: History, forecast: Forecast, point: Analysis) -> Analysis:
+    """``point`` with "(80%: lo–hi)" after each forecast value in its text."""
+    if forecast.level is None:
+        return point
+    label = f"{forecast.level:.0%}"
+    text = point.text
+    cursor = 0
+    for ref, months, value in _numeric_targets(plan, point):
+        pts = forecast.points.get(ref, {})
+        future = [m for m in months if m > plan.reference_month and m in pts]
+        if not future or any(pts[m].lo is None or pts[m].hi is None for m in future):
+            continue
+        bounds = []
+        for side in ("lo", "hi"):
+            by_month = {m: getattr(pts[m], side) for m in future}
+
+            def pick(month: Month, by_month: dict = by_month) -> np.ndarray:
+                return np.full(1, by_month[month])
+
+            sub = replace(plan, window=replace(plan.window, first=months[0], last=months[-1]))
+            bounds.append(float(_aggregate(sub, ref, history, pts, pick, 1)[0]))
+        shown = f"{value:,.2f}"
+        at = text.find(shown, cursor)
+        if at < 0:
+            continue
+        insert = f"{shown} ({label}: {bounds[0]:,.0f}–{bounds[1]:,.0f})"
+        text = text[:at] + insert + text[at + len(shown) :]
+        cursor = at + len(insert)
+    return replace(point, text=text)
+
+
+def _numeric_targets(plan: Plan, point: Analysis) -> list[tuple[ProjectRef, list[Month], float]]:
+    """(project, months the value covers, value) for each number of a numeric answer."""
+    several = len(plan.projects) > 1
+    by_name = {ref.name(plan.language): ref for ref in plan.projects}
+    months_by_label = {m.label: m for m in plan.window.months}
+    out = []
+    for row in point.answer:
+        cells = list(row)
+        ref = by_name.get(str(cells.pop(0))) if several else plan.projects[0]
+        if ref is None:
+            continue
+        if plan.aggregate is Aggregate.EACH:
+            month = months_by_label.get(str(cells[0]))
+            if month is None:
+                continue
+            out.append((ref, [month], float(cells[1])))
+        else:
+            out.append((ref, plan.window.months, float(cells[0])))
+    return out

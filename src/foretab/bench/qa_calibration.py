@@ -1,0 +1,76 @@
+"""The report's uncertainty section: reliability of stated probabilities, decision rules.
+
+Reads the ``calibration`` section of ``foretab bench run --json`` files (per bin of stated
+probability: answers, mean stated, share right) and the run's ``decision`` rule.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+RunJson = dict[str, Any]
+
+
+def _calibrated(runs: list[RunJson]) -> list[RunJson]:
+    return [r for r in runs if (r.get("calibration") or {}).get("n")]
+
+
+def _label(run: RunJson) -> str:
+    split = Path(str(run.get("dataset", ""))).stem or "?"
+    return f"{run.get('ablation_label', run.get('ablation'))}, {split}, {run.get('decision', '?')}"
+
+
+def decision_lines(runs: list[RunJson]) -> list[str]:
+    """Markdown: reasoning accuracy / F1 and calibration per run and decision rule."""
+    runs = _calibrated(runs)
+    if not runs:
+        return []
+    lines = [
+        "## Reasoning by decision rule",
+        "",
+        "| Run (split, decision) | Acc | F1 | stated P (mean) | right when stated | Brier | n |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for run in runs:
+        reasoning = run.get("reasoning") or {}
+        cal = run["calibration"]
+        lines.append(
+            f"| {_label(run)} | {float(reasoning.get('accuracy') or 0):.2f} "
+            f"| {float(reasoning.get('f1') or 0):.2f} | {float(cal['mean_stated']):.3f} "
+            f"| {float(cal['accuracy']):.3f} | {float(cal['brier']):.4f} | {cal['n']} |"
+        )
+    return lines
+
+
+def plot_reliability(runs: list[RunJson], path: Path) -> Path | None:
+    """Reliability diagram: stated probability vs share of answers right, per run."""
+    runs = _calibrated(runs)
+    if not runs:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 5))
+    ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=1, label="perfect")
+    for run in runs:
+        bins = run["calibration"]["bins"]
+        xs = [b["stated"] for b in bins]
+        ys = [b["observed"] for b in bins]
+        sizes = [max(8.0, 200.0 * b["n"] / run["calibration"]["n"]) for b in bins]
+        ax.plot(xs, ys, marker="", linewidth=1)
+        ax.scatter(xs, ys, s=sizes, label=_label(run))
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("stated probability of the answer")
+    ax.set_ylabel("share of answers exactly right")
+    ax.set_title("Reliability of reasoning probabilities")
+    ax.legend(loc="upper left", fontsize=7)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -1,0 +1,125 @@
+"""Probabilities of reasoning answers and intervals in numeric texts, on hand-made forecasts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from foretab.analyze import RuleAnalyzer
+from foretab.core.plan import (
+    Aggregate,
+    ChangeMeasure,
+    Comparison,
+    Plan,
+    ProjectRef,
+    Task,
+    TimeWindow,
+)
+from foretab.core.series import Forecast, ForecastPoint, History
+from foretab.errors import QuestionError
+from foretab.forecast.source import DISTRIBUTION_GRID
+from foretab.months import Month
+
+R = Month(2021, 12)
+JAN, FEB = Month(2022, 1), Month(2022, 2)
+A = ProjectRef("Nanjing", "Jiangning District", "Sun Garden")
+B = ProjectRef("Nanjing", "Jiangning District", "Lake Bay")
+HISTORY = History({A: {R: 10_000.0}, B: {R: 10_000.0}})
+GRID = np.asarray(DISTRIBUTION_GRID)
+
+
+def _point(value: float, quantile: np.ufunc | object) -> ForecastPoint:
+    qs = tuple(float(v) for v in quantile(GRID))  # type: ignore[operator]
+    return ForecastPoint(value, qs[9], qs[-10], qs)
+
+
+def _skewed(value: float) -> ForecastPoint:
+    """Point 10,050 but 70% of the mass below 10,000: the point and the odds disagree."""
+    return _point(
+        value, lambda u: np.where(u < 0.7, 9_000 + 1_000 * u / 0.7, 10_000 + 500 * (u - 0.7) / 0.3)
+    )
+
+
+def _plan(
+    comparison: Comparison, projects: tuple[ProjectRef, ...], agg: Aggregate = Aggregate.VALUE
+) -> Plan:
+    task = Task.FORECAST if comparison is Comparison.NONE else Task.REASONING
+    last = JAN if agg is Aggregate.VALUE else FEB
+    return Plan(
+        "q",
+        R,
+        projects,
+        TimeWindow(JAN, last, "next month"),
+        agg,
+        task,
+        comparison,
+        ChangeMeasure.ABSOLUTE,
+    )
+
+
+def _forecast(points: dict) -> Forecast:
+    return Forecast("model:test", points, 0.8, {}, DISTRIBUTION_GRID, "backtest")
+
+
+def test_most_probable_answer_can_differ_from_the_point_verdict() -> None:
+    plan = _plan(Comparison.VS_CURRENT, (A,))
+    forecast = _forecast({A: {JAN: _skewed(10_050.0)}})
+    point = RuleAnalyzer("point").analyze(plan, HISTORY, forecast)
+    best = RuleAnalyzer("most-probable").analyze(plan, HISTORY, forecast)
+    assert point.answer == [["Increase"]]
+    assert point.probability == pytest.approx(0.3, abs=0.03)
+    assert best.answer == [["Decrease"]]
+    assert best.probability == pytest.approx(0.7, abs=0.03)
+    assert "70%" in best.text and "Increase" in best.text
+
+
+def test_independent_identical_projects_are_a_coin_flip() -> None:
+    plan = _plan(Comparison.HIGHEST, (A, B))
+    same = {ref: {JAN: _point(10_000.0, lambda u: 9_000 + 2_000 * u)} for ref in (A, B)}
+    result = RuleAnalyzer().analyze(plan, HISTORY, _forecast(same))
+    assert result.probability == pytest.approx(0.5, abs=0.04)
+
+
+def test_which_rise_gives_the_most_probable_set() -> None:
+    plan = _plan(Comparison.WHICH_RISE, (A, B))
+    up = _point(10_300.0, lambda u: 10_100 + 400 * u)  # rises for sure
+    down = _skewed(10_050.0)  # point says rise, 70% fall
+    result = RuleAnalyzer().analyze(plan, HISTORY, _forecast({A: {JAN: up}, B: {JAN: down}}))
+    assert result.answer == [["Sun Garden"]]
+    assert result.probability == pytest.approx(0.7, abs=0.03)
+
+
+def test_numeric_text_shows_the_interval_of_a_window_mean() -> None:
+    plan = _plan(Comparison.NONE, (A,), Aggregate.MEAN)
+    pts = {
+        JAN: ForecastPoint(10_000.0, 9_000.0, 11_000.0),
+        FEB: ForecastPoint(12_000.0, 11_000.0, 13_000.0),
+    }
+    result = RuleAnalyzer().analyze(plan, HISTORY, Forecast("model:test", {A: pts}, 0.8))
+    assert "11,000.00 (80%: 10,000–12,000)" in result.text
+    assert result.probability is None
+
+
+def test_no_distribution_leaves_the_point_answer_alone() -> None:
+    plan = _plan(Comparison.VS_CURRENT, (A,))
+    forecast = Forecast("none", {A: {JAN: ForecastPoint(10_050.0)}})
+    result = RuleAnalyzer().analyze(plan, HISTORY, forecast)
+    assert result.answer == [["Increase"]] and result.probability is None
+
+
+def test_unknown_decision_rule_is_refused() -> None:
+    with pytest.raises(QuestionError, match="--decision"):
+        RuleAnalyzer("gut-feeling")
+
+
+def test_threshold_answers_get_the_probability_of_yes_or_no() -> None:
+    from dataclasses import replace
+
+    from foretab.core.plan import Threshold
+
+    plan = replace(_plan(Comparison.NONE, (A,)), threshold=Threshold(above=True, value=10_000.0))
+    forecast = _forecast({A: {JAN: _skewed(10_050.0)}})
+    point = RuleAnalyzer("point").analyze(plan, HISTORY, forecast)
+    best = RuleAnalyzer("most-probable").analyze(plan, HISTORY, forecast)
+    assert point.answer == [["Yes"]] and point.probability == pytest.approx(0.3, abs=0.03)
+    assert best.answer == [["No"]] and best.probability == pytest.approx(0.7, abs=0.03)

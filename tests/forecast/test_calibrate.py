@@ -1,0 +1,36 @@
+"""Backtest conformal intervals recover the known spread of a random walk."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from foretab.forecast.baselines import NaiveForecaster
+from foretab.forecast.calibrate import GRID, backtest_residuals, calibrate
+
+
+def _random_walk(n: int, t: int, sigma: float, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    steps = rng.normal(0.0, sigma, (n, t))
+    return 10_000 * np.exp(np.cumsum(steps, axis=1))
+
+
+def test_naive_on_a_random_walk_gets_sqrt_h_quantiles() -> None:
+    sigma = 0.02
+    panel = _random_walk(2_000, 36, sigma, seed=1)
+    cal = calibrate(backtest_residuals(panel, NaiveForecaster, lookback=24))
+    q90 = cal.residual_quantiles[:, int(np.argmin(np.abs(GRID - 0.9)))]
+    expected = 1.2816 * sigma * np.sqrt(np.arange(1, 13))
+    np.testing.assert_allclose(q90, expected, rtol=0.12)
+    assert cal.counts[0] > cal.counts[-1] > 0  # more origins reach the short horizons
+
+
+def test_intervals_cover_fresh_data_at_the_stated_level() -> None:
+    sigma = 0.02
+    cal = calibrate(backtest_residuals(_random_walk(2_000, 36, sigma, 2), NaiveForecaster, 24))
+    fresh = _random_walk(3_000, 36, sigma, 3)
+    last = fresh[:, 23:24]
+    truth = fresh[:, 24:36]
+    lo = last * np.exp(np.array([np.interp(0.1, GRID, q) for q in cal.residual_quantiles]))
+    hi = last * np.exp(np.array([np.interp(0.9, GRID, q) for q in cal.residual_quantiles]))
+    coverage = ((lo <= truth) & (truth <= hi)).mean()
+    assert 0.77 <= coverage <= 0.83
