@@ -23,6 +23,7 @@ from foretab.forecast.store import (
     STORE_DEFAULT_FORECASTER,
     StorePanel,
     fit_store_model,
+    load_store_model,
     panel_arrays,
     store_reference,
 )
@@ -44,17 +45,21 @@ def bench_corpus(
     seed: int = 0,
     progress: Callable[[str, str], None] = lambda _n, _s: None,
     level: float = 0.8,
+    stored: bool = False,
 ) -> list[BenchRow]:
     """Score each model's R+1..R+12 forecasts against ``open_future(db)``.
 
     Models with intervals are also scored on their central ``level`` interval: the
-    empirical coverage of the observed cells and the mean width (yuan/m²).
+    empirical coverage of the observed cells and the mean width (yuan/m²). ``stored``
+    scores the model saved with the store (``foretab train`` fits it exactly as this
+    function would) instead of refitting it; other models are refitted.
     """
     from foretab.store import open_future, open_history
 
     with open_history(db) as hist_store:
         ref = store_reference(hist_store)
         history = panel_arrays(hist_store.panel(), ref)
+        saved = load_store_model(hist_store) if stored else None
     with open_future(db) as fut_store:
         fut_frame = fut_store.panel()
     future_panel = panel_arrays(fut_frame, ref + MAX_HORIZON, first=ref + 1)
@@ -72,8 +77,11 @@ def bench_corpus(
             continue
         progress(name, "fit")
         start = time.perf_counter()
-        fitted = fit_store_model(history, ref, name, seed)
-        fit_s = time.perf_counter() - start
+        if saved is not None and saved.model == name:
+            fitted, fit_s = saved, saved.trained_seconds
+        else:
+            fitted = fit_store_model(history, ref, name, seed)
+            fit_s = time.perf_counter() - start
         # As a question does: the last `lookback` months of each series, to R.
         start = time.perf_counter()
         window = history.window(fitted.lookback)[keep]

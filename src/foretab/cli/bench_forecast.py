@@ -130,11 +130,22 @@ def corpus_cmd(
     ] = f"naive,{STORE_DEFAULT_FORECASTER}",
     seed: SeedOption = 0,
     json_out: JsonOutOption = None,
+    stored: Annotated[
+        bool,
+        typer.Option(
+            help="Score the model saved with the store (fitted by `foretab train` exactly as "
+            "this command fits it) instead of refitting it."
+        ),
+    ] = False,
+    level: Annotated[float, typer.Option(help="Level of the scored intervals.")] = 0.8,
 ) -> None:
-    """Forecast R+1..R+12 from the history store; score against the future store."""
+    """Forecast R+1..R+12 from the history store; score against the future store.
+
+    Models with intervals also get their empirical coverage and mean width at --level.
+    """
     from foretab.bench.corpus_forecast import bench_corpus
 
-    rows = bench_corpus(db, model, seed, _progress)
+    rows = bench_corpus(db, model, seed, _progress, level=level, stored=stored)
     out.print(_table("Corpus forecasts R+1..R+12 vs the future store", rows))
     _write(json_out, rows)
 
