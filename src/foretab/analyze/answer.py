@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from foretab.analyze.probability import check_decision, decide
 from foretab.analyze.scope import analyze_scope
 from foretab.analyze.values import (
     Series,
@@ -52,7 +53,6 @@ from foretab.core.plan import (
     Plan,
     ProjectRef,
 )
-from foretab.analyze.probability import check_decision, decide
 from foretab.core.series import Forecast, History
 from foretab.core.stages import Analysis
 from foretab.errors import QuestionError
