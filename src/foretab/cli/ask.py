@@ -73,7 +73,7 @@ def ask(
             help="Reasoning answers: 'most-probable' (the answer most likely right under the "
             "forecast distribution) or 'point' (the point forecasts' verdict)."
         ),
-    ] = "most-probable",
+    ] = "point",
 ) -> None:
     """Answer a question about past or future prices, with the plan, tables, SQL and answer.
 
@@ -147,11 +147,20 @@ def explain(answer: Answer) -> list[str]:
 def _forecast_options(
     future: str, model: str | None, level: float, decision: str
 ) -> dict[str, object]:
-    """The interval level and decision rule, as the stages that use them."""
-    from foretab.analyze import RuleAnalyzer
+    """The interval level and decision rule, as the stages that use them.
 
-    options: dict[str, object] = {"analyzer": RuleAnalyzer(decision)}
-    if future == "model":
+    Defaults pass nothing: the engine then loads its model only for questions that need
+    one (a history question works on a store without a trained model).
+    """
+    from foretab.analyze.probability import DEFAULT_DECISION
+    from foretab.forecast.source import DEFAULT_LEVEL
+
+    options: dict[str, object] = {}
+    if decision != DEFAULT_DECISION:
+        from foretab.analyze import RuleAnalyzer
+
+        options["analyzer"] = RuleAnalyzer(decision)
+    if future == "model" and level != DEFAULT_LEVEL:
         from foretab.forecast.source import ModelSource
 
         options["future_source"] = lambda e: ModelSource.for_store(e.store, model, level=level)

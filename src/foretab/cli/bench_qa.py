@@ -137,7 +137,7 @@ def run(
             help="Reasoning answers: 'most-probable' (most likely right under the forecast "
             "distribution) or 'point' (the point forecasts' verdict)."
         ),
-    ] = "most-probable",
+    ] = "point",
 ) -> None:
     """Ask the engine every question of DATASET and score it (ODTQA-FoRe metrics).
 
@@ -160,8 +160,10 @@ def run(
         else {}
     )
     from foretab.analyze import RuleAnalyzer
+    from foretab.analyze.probability import DEFAULT_DECISION
 
-    options["analyzer"] = RuleAnalyzer(decision)
+    if decision != DEFAULT_DECISION:  # the default engine already decides this way
+        options["analyzer"] = RuleAnalyzer(decision)
     items = read_items(dataset)
     if limit is not None:
         items = items[:limit]
