@@ -84,7 +84,9 @@ def test_which_rise_gives_the_most_probable_set() -> None:
     plan = _plan(Comparison.WHICH_RISE, (A, B))
     up = _point(10_300.0, lambda u: 10_100 + 400 * u)  # rises for sure
     down = _skewed(10_050.0)  # point says rise, 70% fall
-    result = RuleAnalyzer("most-probable").analyze(plan, HISTORY, _forecast({A: {JAN: up}, B: {JAN: down}}))
+    result = RuleAnalyzer("most-probable").analyze(
+        plan, HISTORY, _forecast({A: {JAN: up}, B: {JAN: down}})
+    )
     assert result.answer == [["Sun Garden"]]
     assert result.probability == pytest.approx(0.7, abs=0.03)
 
