@@ -109,3 +109,26 @@ def test_refusals_name_the_cause(corpus_index: EntityIndex, question: str, cause
 def test_unknown_places_are_named(corpus_index: EntityIndex) -> None:
     with pytest.raises(UnknownEntityError, match="Chengdu"):
         plan(corpus_index, "What is the average price in Chengdu next month?")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what is the price of sunshine towers in jiangning next month",
+        "南京市江宁区阳光天堂下个月的价格是多少？",
+    ],
+)
+def test_an_unknown_project_in_a_place_is_not_read_as_the_place(
+    corpus_index: EntityIndex, question: str
+) -> None:
+    with pytest.raises(UnknownEntityError, match="unknown project"):
+        plan(corpus_index, question)
+
+
+def test_scope_phrasings_are_not_refused(corpus_index: EntityIndex) -> None:
+    for question in (
+        "Name the five priciest communities in Xuhui, Shanghai in June 2021.",
+        "What was the total number of homes sold in Jianye, Nanjing in March 2021?",
+        "请问在2022年7月，武汉市江汉区最便宜的五个小区分别是哪几个？",
+    ):
+        assert plan(corpus_index, question).scope is not None

@@ -61,6 +61,82 @@ _SUFFIX_VARIANTS = {
     ),
     "industrial park": ("industry park",),
 }
+# Words of a question about a place as a whole that are not names ("name the five
+# priciest communities", "the total number of homes sold").
+_SCOPE_WORDS = frozenset(
+    [
+        "fewest",
+        "fewer",
+        "least",
+        "name",
+        "names",
+        "total",
+        "number",
+        "list",
+        "show",
+        "tell",
+        "give",
+        "top",
+        "typical",
+        "level",
+        "levels",
+        "across",
+        "priciest",
+        "costliest",
+        "dearest",
+        "best",
+        "worst",
+        "estates",
+        "among",
+        "had",
+        "have",
+        "sold",
+        "priced",
+        "ranking",
+        "rank",
+        "ranked",
+        "ranks",
+        "bottom",
+        "overall",
+        "whole",
+        "entire",
+        "area",
+        "district",
+        "districts",
+        "city",
+        "cities",
+        "region",
+        "new",
+        "homes",
+        "units",
+        "volume",
+        "sales",
+        "amount",
+        "figure",
+        "figures",
+        "count",
+        "many",
+        "projects",
+        "project",
+        "communities",
+        "community",
+        "developments",
+        "development",
+        "complexes",
+        "complex",
+        "ones",
+        "one",
+        "all",
+        "every",
+        "any",
+        "each",
+        "sell",
+        "selling",
+        "registered",
+        "recorded",
+        "market",
+    ]
+)
 _PLACE_TYPO = 85.0  # a leftover this close to a city / district name is that place, misspelt
 _FUZZY_ACCEPT = 88.0  # a leftover span scoring this high against one project links to it
 _FUZZY_SUGGEST = 60.0  # names scoring this high are offered as "did you mean"
@@ -368,6 +444,7 @@ class EntityIndex:
         taken = [*(span for span in spans if span not in deferred_spans), *ignore]
         keys = self._scope(scope_ids).keys
         exact = [(m, pid) for m, (_, pid) in zip(resolved_mentions, resolved, strict=True)]
+        unclaimed: list[str] = []  # leftovers that named nothing
         for start, end, text, name_like in self._leftovers(question, taken, keys):
             self._check_extension(question, start, end, exact, scope_ids)
             errors = [e for m, e in deferred if start <= m.start and m.end <= end]
@@ -391,9 +468,21 @@ class EntityIndex:
             if pid is not None:
                 resolved.append((start, pid))
                 spans.append((start, end))
+            elif set(text.split()) - _SCOPE_WORDS:
+                unclaimed.append(question[start:end])
         if ambiguous:
             raise ambiguous[0]
         if not resolved and allow_no_project and (city_names or place_set):
+            # A question about a place as a whole names no project; words left over that
+            # are not question vocabulary may be a project the store does not know
+            # ("sunshine towers in jiangning"): refuse rather than answer for the district.
+            if unclaimed:
+                where = self._where(city_names, place_set)
+                raise UnknownEntityError(
+                    f"unknown project '{unclaimed[0]}'{where}: no project of that name; "
+                    "`foretab projects --db DB --search TEXT` finds projects by name",
+                    suggestions=self._suggest(unclaimed[0], scope_ids),
+                )
             return Linked((), tuple(city_names), tuple(place_set), tuple(sorted(spans)))
         if not resolved:
             where = self._where(city_names, place_set)

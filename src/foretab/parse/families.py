@@ -25,13 +25,14 @@ _UNITS_EN = re.compile(
     r"\bunits?\b|\bbest[\s-]?sell\w*|\bworst[\s-]?sell\w*|\bsold\b|\bsells?\b(?!\s+for)"
     r"|\bsales\s+volume|\bvolume\b|\bnumber\s+of\s+(?:sales|transactions|homes|flats)\b"
     r"|\bhow\s+many\s+(?:homes|flats|apartments|houses|properties|transactions|sales)\b"
-    r"|\btransactions\b|\btotal\s+sales\b"
+    r"|\btransactions\b|\btotal\s+sales\b|\bsales\b(?!\s+prices?\b)"
 )
 _PRICE_EN = re.compile(r"\bpric\w*|\bcost\w*|\bexpensive\b|\bcheap\w*|\bpricier\b|\bcheaper\b")
 _CHANGE_EN = re.compile(
     r"\bhow\s+much\b[^?]*\b(?:rise|rises|fall|falls|change|changes|changed|increase|increased"
     r"|decrease|decreased|drop|dropped|grow|grew|goes_up|goes_down|differ|gain|lose|move)\b"
     r"|\bby\s+how\s+much\b|\bby\s+what\s+(?:percentage|percent|amount)\b"
+    r"|\bhow\s+(?:did|has|have|will|does|do|would)\b[^?]*\bchange[sd]?\b"
     r"|\b(?:what|how\s+big|how\s+large)\b[^?]*\b(?:percentage|percent|absolute|price|net)\s+"
     r"(?:change|increase|decrease|rise|fall|drop|growth|gain)\b(?!\s+(?:the\s+)?most)"
     r"|\bwhat\s+(?:was|is|will\s+be)\s+the\s+(?:change|difference|increase|decrease)\b"
@@ -40,7 +41,7 @@ _WHICH_MONTH_EN = re.compile(
     r"\b(?:which|what)\s+month\b|\bin\s+which\s+month\b|\bwhen\b(?=.*\b(?:highest|lowest|peak"
     r"|pricier|priciest|cheapest|cheaper|maximum|minimum|most|least|top|bottom)\b)"
 )
-_ABOVE_EN = r"(?:above|over|exceed|exceeds|exceeding|more\s+than|higher\s+than|greater\s+than|at\s+least|surpass|surpasses|beyond)"
+_ABOVE_EN = r"(?:above|over|exceed|exceeds|exceeding|more\s+than|higher\s+than|greater\s+than|pricier\s+than|costlier\s+than|dearer\s+than|at\s+least|surpass|surpasses|beyond)"
 _BELOW_EN = (
     r"(?:below|under|less\s+than|lower\s+than|cheaper\s+than|beneath|at\s+most|fewer\s+than)"
 )
@@ -54,7 +55,8 @@ _BETWEEN_EN = re.compile(
 _TOP_N_EN = re.compile(
     rf"\btop\s+(?P<a>{_EN_N})\b|\b(?:the\s+)?(?P<b>{_EN_N})\s+(?:most|least|cheapest|priciest"
     rf"|highest|lowest|best|worst|top|biggest|largest|pricier|cheaper|costliest|dearest"
-    rf"|leading|bestselling|best-selling)\b|\b(?P<c>{_EN_N})\s+projects\b"
+    rf"|leading|bestselling|best-selling)\b|\b(?P<c>{_EN_N})\s+(?:projects|estates|communities"
+    rf"|developments|complexes|ones)\b"
 )
 _COUNT_EN = re.compile(
     r"\bhow\s+many\s+(?:projects|communities|developments|estates|complexes)\b"

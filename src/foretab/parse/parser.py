@@ -40,7 +40,7 @@ from foretab.core.plan import (
     Task,
     TimeWindow,
 )
-from foretab.errors import QuestionError
+from foretab.errors import QuestionError, UnknownEntityError
 from foretab.months import Month
 from foretab.parse.entities import EntityIndex, Linked, Mention, MentionKind
 from foretab.parse.families import Cues, extreme_of, read_cues, scope_query_of
@@ -458,6 +458,8 @@ def parse_question(question: str, index: EntityIndex, reference: Month) -> Plan:
         )
         _check_horizon(window, reference)
     if not linked.projects:
+        if zh:
+            _check_zh_leftover(question, mentions, spans)
         return _scope_plan(question, index, reference, mentions, linked, text, window, zh)
     return _project_plan(question, reference, linked.projects, text, window, language)
 
@@ -474,6 +476,31 @@ def _check_horizon(window: TimeWindow, reference: Month) -> None:
 def _zh_text(question: str, spans: list[tuple[int, int]]) -> str:
     # "最为便宜" / "最为突出": the same cue as "最便宜" / "最突出".
     return re.sub(r"#+", " ", _mask(question, spans)).replace("最为", "最")
+
+
+# What may follow a place name in a Chinese question about the place as a whole; anything
+# else right after it ("南京市江宁区阳光天堂") is a project name the store does not know.
+_ZH_AFTER_PLACE = re.compile(
+    r"(?:[#\s的哪有内中里各和与及以，,、。？?！!：:；;（(）)销房均平成所共一总前排这在全整区范目现当"
+    r"下上本今去明未过近每哪个那所售价买卖市县最位其附周至到跟同还共是]|小区|项目|楼盘|$)"
+)
+
+
+def _check_zh_leftover(
+    question: str, mentions: list[Mention], spans: list[tuple[int, int]]
+) -> None:
+    masked = _mask(question, spans)
+    for mention in mentions:
+        if mention.kind is MentionKind.PROJECT:
+            continue
+        rest = masked[mention.end :]
+        if rest and not _ZH_AFTER_PLACE.match(rest):
+            name = re.match(r"[\u3400-\u9fffA-Za-z0-9·]+", rest)
+            word = name.group() if name else rest[:6]
+            raise UnknownEntityError(
+                f"unknown project '{word}' in {mention.text}: no project of that name; "
+                "`foretab projects --db DB --search TEXT` finds projects by name"
+            )
 
 
 def _scope_plan(

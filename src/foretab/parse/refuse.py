@@ -27,6 +27,8 @@ _MEASURES_EN: tuple[tuple[str, str], ...] = (
     (r"\bbed\s*rooms?\b|\bbath\s*rooms?\b|\blayouts?\b|\bfloor\s*plans?\b", "bedrooms / layout"),
     (r"\b(?:mortgage|interest\s+rates?|down\s+payment|property\s+tax|tax(?:es)?)\b",
      "mortgage / tax"),
+    (r"\b(?:buyers?|owners?|residents?|tenants?|investors?|demand|occupants?|agents?)\b",
+     "buyers / owners"),
     (r"\b(?:schools?|metro|subway|parking|amenities|address|location|population"
      r"|vacancy|occupancy|completion\s+date|handover|inventory|listings?|supply)\b",
      "other facts"),
