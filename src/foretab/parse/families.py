@@ -37,6 +37,11 @@ _CHANGE_EN = re.compile(
     r"(?:change|increase|decrease|rise|fall|drop|growth|gain)\b(?!\s+(?:the\s+)?most)"
     r"|\bwhat\s+(?:was|is|will\s+be)\s+the\s+(?:change|difference|increase|decrease)\b"
 )
+# "…: increase, decrease or stay the same?" asks for a direction, not an amount.
+_CHOICE_EN = re.compile(
+    r"\bor\s+(?:stay|remain|decrease|fall|drop|go\s+down|goes_down|rise|increase|go\s+up"
+    r"|goes_up|not)\b|\bstay\s+the\s+same\b|\bup\s+or\s+down\b"
+)
 _WHICH_MONTH_EN = re.compile(
     r"\b(?:which|what)\s+month\b|\bin\s+which\s+month\b|\bwhen\b(?=.*\b(?:highest|lowest|peak"
     r"|pricier|priciest|cheapest|cheaper|maximum|minimum|most|least|top|bottom)\b)"
@@ -159,7 +164,9 @@ def read_cues(text: str, zh: bool) -> Cues:
         if found:
             relative = any(w in found.group() for w in ("幅", "率"))
             change = ChangeMeasure.RELATIVE if relative else ChangeMeasure.ABSOLUTE
-    elif _CHANGE_EN.search(text):
+    elif _CHANGE_EN.search(text) and (
+        not _CHOICE_EN.search(text) or re.search(r"\bhow\s+much\b|\bby\s+what\b", text)
+    ):
         relative = re.search(r"percent|%|\brate\b|relative", text)
         change = ChangeMeasure.RELATIVE if relative else ChangeMeasure.ABSOLUTE
     which_month = None
