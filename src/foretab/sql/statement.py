@@ -16,8 +16,8 @@ def checked_query(
     allowed: Collection[str],
     reserved: Collection[str],
     row_cap: int,
-) -> exp.Query:
-    """The statement as a checked query that returns at most ``row_cap`` rows."""
+) -> tuple[exp.Query, str]:
+    """The statement as a checked query capped at ``row_cap`` rows, and its SQL text."""
     if isinstance(sql, str):
         statement = parse_single(sql, dialect)
     elif isinstance(sql, exp.Expression):
@@ -26,8 +26,6 @@ def checked_query(
         raise GuardError("parse-error", f"expected SQL text or a sqlglot AST, got {type(sql)}")
     try:
         query = check_query(statement, allowed, reserved)
-        # Generating once here surfaces generator failures as refusals, not crashes.
-        query.sql(dialect=dialect)
     except RecursionError:
         raise GuardError(
             "parse-error", "the statement is nested too deeply to check; simplify it"
@@ -37,7 +35,19 @@ def checked_query(
             raise QueryError(
                 f"named or numbered placeholder {node.sql()} is not supported; use '?'"
             )
-    return cap_rows(query, row_cap)
+    query = cap_rows(query, row_cap)
+    try:
+        # Generated once, here: a generator failure is a refusal, not a crash.
+        text = query.sql(dialect=dialect, comments=False)
+    except RecursionError:
+        raise GuardError(
+            "parse-error", "the statement is nested too deeply to check; simplify it"
+        ) from None
+    except Exception as error:  # sqlglot raises assorted errors on odd trees
+        raise GuardError(
+            "parse-error", f"the statement cannot be regenerated ({type(error).__name__})"
+        ) from None
+    return query, text
 
 
 def cap_rows(query: exp.Query, cap: int) -> exp.Query:

@@ -13,7 +13,7 @@ import resource
 import sys
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, Literal
@@ -114,6 +114,7 @@ class _Session:
             timeout_s=request.timeout_s,
             memory_bytes=request.memory_bytes,
         )
+        self._watchdog: _Watchdog | None = None
         try:
             self._check_side(request.target)
             tables = request.allowed_tables
@@ -124,6 +125,12 @@ class _Session:
         except BaseException:
             self.conn.close()
             raise
+
+    @property
+    def watchdog(self) -> _Watchdog:
+        if self._watchdog is None:
+            self._watchdog = _Watchdog(self.conn.interrupt)
+        return self._watchdog
 
     def opened(self) -> Opened:
         return Opened(self.conn.role, tuple(sorted(self.allowed)), tuple(sorted(self.reserved)))
@@ -168,32 +175,23 @@ class _Session:
         return names
 
     def run(self, request: QueryRequest) -> QueryResult | Prepared:
-        fired = threading.Event()
-
-        def interrupt() -> None:
-            fired.set()
-            self.conn.interrupt()
-
+        started = time.perf_counter()
         # The engine is asked to stop at the limit; the parent kills this process soon
         # after if it does not (planning, or work the engine cannot interrupt).
-        timer = threading.Timer(request.timeout_s, interrupt)
-        timer.daemon = True
-        started = time.perf_counter()
-        timer.start()
+        self.watchdog.arm(started + request.timeout_s)
         try:
             return self._run(request, started)
         except QueryError:
-            if fired.is_set():
+            if self.watchdog.fired:
                 raise QueryTimeoutError("the query hit its time limit") from None
             raise
         finally:
-            timer.cancel()
+            self.watchdog.disarm()
 
     def _run(self, request: QueryRequest, started: float) -> QueryResult | Prepared:
-        query = checked_query(
+        query, text = checked_query(
             request.sql, self.dialect, self.allowed, self.reserved, request.max_rows + 1
         )
-        text = query.sql(dialect=self.dialect, comments=False)
         if request.prepare_only:
             return Prepared(text)
         n_placeholders = sum(1 for _ in query.find_all(exp.Placeholder))
@@ -215,7 +213,51 @@ class _Session:
         )
 
     def close(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.stop()
         self.conn.close()
+
+
+class _Watchdog:
+    """One thread per session that interrupts the running statement at its deadline.
+
+    (A ``threading.Timer`` per query would start a thread per query: measurable latency.)
+    """
+
+    def __init__(self, interrupt: Callable[[], None]) -> None:
+        self._interrupt = interrupt
+        self._cond = threading.Condition()
+        self._deadline: float | None = None
+        self._stopped = False
+        self.fired = False
+        threading.Thread(target=self._loop, daemon=True, name="foretab-guard-watchdog").start()
+
+    def arm(self, deadline: float) -> None:
+        with self._cond:
+            self._deadline, self.fired = deadline, False
+            self._cond.notify()
+
+    def disarm(self) -> None:
+        with self._cond:
+            self._deadline = None
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify()
+
+    def _loop(self) -> None:
+        with self._cond:
+            while not self._stopped:
+                if self._deadline is None:
+                    self._cond.wait()
+                    continue
+                left = self._deadline - time.perf_counter()
+                if left > 0:
+                    self._cond.wait(left)
+                    continue
+                self._deadline, self.fired = None, True
+                self._interrupt()
 
 
 def _printable(target: str) -> str:
