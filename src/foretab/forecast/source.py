@@ -138,7 +138,7 @@ class ModelSource:
                 if dist is not None:
                     lo, hi = float(dist[i, k, 0]), float(dist[i, k, -1])
                     lo, hi = min(lo, value), max(hi, value)
-                    quantiles = tuple(float(v) for v in dist[i, k, 1:-1])
+                    quantiles = tuple(dist[i, k, 1:-1].tolist())
                 row[m] = ForecastPoint(value, lo, hi, quantiles)
             points[ref] = row
             observed = int(np.isfinite(arr[i]).sum())
