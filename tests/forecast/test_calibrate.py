@@ -34,3 +34,14 @@ def test_intervals_cover_fresh_data_at_the_stated_level() -> None:
     hi = last * np.exp(np.array([np.interp(0.9, GRID, q) for q in cal.residual_quantiles]))
     coverage = ((lo <= truth) & (truth <= hi)).mean()
     assert 0.77 <= coverage <= 0.83
+
+
+def test_interval_scores_count_observed_cells_only() -> None:
+    from foretab.bench.corpus_forecast import interval_scores
+
+    lo = np.array([[90.0, 90.0, 90.0, 90.0]])
+    hi = np.array([[110.0, 110.0, 110.0, 130.0]])
+    truth = np.array([[100.0, 120.0, np.nan, 85.0]])
+    coverage, width = interval_scores(lo, hi, truth)
+    assert coverage == 1 / 3
+    assert width == (20 + 20 + 40) / 3

@@ -111,6 +111,9 @@ def test_round_trip_gives_identical_predictions(store: str, model: str) -> None:
         elapsed = time.perf_counter() - start
     assert elapsed < 1.0
     assert loaded.model == model and loaded.reference_month == REF
+    # Models with intervals are calibrated on a backtest; the file says so.
+    method = "backtest" if model.startswith("lgbm") else "in-sample"
+    assert fitted.interval_method == loaded.interval_method == method
     expected = fitted.predict(history, 12)
     assert expected.shape == (12, 12) and np.isfinite(expected).all()
     np.testing.assert_array_equal(loaded.predict(history, 12), expected)
@@ -252,6 +255,13 @@ def test_train_and_corpus_commands(store: str, tmp_path: Path) -> None:
     # Synthetic prices trend up 0.2 %/month: a learned drift beats persistence.
     assert rows[1]["mae"] < rows[0]["mae"]
     assert rows[0]["n_series"] == 12
+    # --stored scores the saved model (drift, trained above) instead of refitting it.
+    result = runner.invoke(
+        app, ["bench", "corpus", "--db", store, "--model", "drift", "--stored", "--json", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    stored = json.loads(out.read_text())
+    assert stored[0]["mae"] == rows[1]["mae"] and "coverage" not in stored[0]
 
 
 def test_store_default_is_the_registry_default_and_loading_is_light() -> None:
