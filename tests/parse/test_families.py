@@ -132,3 +132,12 @@ def test_scope_phrasings_are_not_refused(corpus_index: EntityIndex) -> None:
         "请问在2022年7月，武汉市江汉区最便宜的五个小区分别是哪几个？",
     ):
         assert plan(corpus_index, question).scope is not None
+
+
+def test_chinese_reasoning_and_change(corpus_index: EntityIndex) -> None:
+    fall = plan(corpus_index, "南京市江宁区绿地理想城下季度会下跌吗？")
+    assert (fall.comparison, fall.aggregate) == (Comparison.VS_CURRENT, Aggregate.MEAN)
+    more = plan(corpus_index, "南京市江宁区绿地理想城2022年3月的价格比现在高多少？")
+    assert more.change is ChangeMeasure.ABSOLUTE
+    pct = plan(corpus_index, "南京市江宁区绿地理想城到2022年3月的涨幅是多少？")
+    assert pct.change is ChangeMeasure.RELATIVE

@@ -164,10 +164,11 @@ def _numeric(
             for month, value in values:
                 row: list[Cell] = [month.label, value]
                 answer.append([name, *row] if several else row)
+            shown = (lambda v: f"{v:,.0f}") if plan.metric is Metric.UNITS else _fmt
             if zh:
-                listed = "，".join(f"{zh_month(m)} {_fmt(v)}" for m, v in values)
+                listed = "，".join(f"{zh_month(m)} {shown(v)}" for m, v in values)
             else:
-                listed = ", ".join(f"{_fmt(v)} in {m.label}" for m, v in values)
+                listed = ", ".join(f"{shown(v)} in {m.label}" for m, v in values)
             parts.append(f"{name}: {listed}" if several else listed)
         else:
             value = target(plan.aggregate, values, plan)

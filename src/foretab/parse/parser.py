@@ -596,6 +596,8 @@ def _project_plan(
     categorical = comparison is not Comparison.NONE
     if zh:
         aggregate = _zh_aggregate(rest, cues, window, which_month)
+        if categorical and aggregate is Aggregate.EACH and not re.search(r"每个?月|逐月", rest):
+            aggregate = Aggregate.MEAN  # "未来三个月哪个涨幅更大": the window's mean
     else:
         aggregate = _aggregate_cue(rest) if which_month is None else None
         if (
