@@ -211,3 +211,41 @@ def test_backend_imports_neither_sql_nor_store_and_store_not_sql() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[] []"
+
+
+@pytest.mark.parametrize(
+    "statements",
+    [
+        pytest.param(
+            [
+                "DROP TABLE {t}",
+                "CREATE VIEW {t} AS SELECT * FROM foretab_meta",
+            ],
+            id="view-named-like-a-price-table",
+        ),
+        pytest.param(["CREATE MACRO median(x) AS 42"], id="user-macro"),
+    ],
+)
+def test_crafted_duckdb_views_and_macros_are_refused(tmp_path: Path, statements: list[str]) -> None:
+    db = str(tmp_path / "crafted.duckdb")
+    ingest_frame(odd_frame(), db, Month.parse("2021-12"))
+    with open_history(db) as store:
+        name = store.catalog()[0].table_name
+    for statement in statements:
+        _tamper(db, statement.format(t=name))
+    with pytest.raises(StoreError, match="not written by foretab"):
+        GuardedExecutor(db)
+
+
+@pytest.mark.postgres
+def test_crafted_postgres_views_and_functions_are_refused(request: pytest.FixtureRequest) -> None:
+    server = request.getfixturevalue("pg_server")
+    db = server.url(server.fresh_dbname("crafted_fn"))
+    ingest_frame(odd_frame(), db, Month.parse("2021-12"))
+    with open_history(db) as store:
+        name = store.catalog()[0].table_name
+    _tamper(db, f'DROP TABLE "{name}"')
+    _tamper(db, f'CREATE VIEW "{name}" AS SELECT * FROM pg_settings')
+    _tamper(db, f'GRANT SELECT ON "{name}" TO foretab_reader')
+    with pytest.raises(StoreError, match="not written by foretab"):
+        GuardedExecutor(db)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, Literal
 
+import sqlglot
 from sqlglot import exp
 
 from foretab.errors import ForetabError, GuardError, QueryError, QueryTimeoutError, StoreError
@@ -98,6 +99,18 @@ class Failure:
 
 
 CATALOG_TABLE = "foretab_catalog"
+# A store from elsewhere may define views or macros (they run whatever SQL they hold, and
+# a user function could shadow an allowlisted name): the guard serves plain tables only.
+_BASE_TABLES_SQL = {
+    "duckdb": "SELECT table_name FROM duckdb_tables() WHERE NOT internal AND NOT temporary",
+    "postgres": "SELECT c.relname FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace "
+    "AS n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r'",
+}
+_USER_FUNCTIONS_SQL = {
+    "duckdb": "SELECT function_name FROM duckdb_functions() WHERE NOT internal",
+    "postgres": "SELECT p.proname FROM pg_catalog.pg_proc AS p JOIN pg_catalog.pg_namespace "
+    "AS n ON n.oid = p.pronamespace WHERE n.nspname = 'public'",
+}
 
 
 class _Session:
@@ -166,13 +179,24 @@ class _Session:
                 "`foretab ingest PATH --db DB`"
             ) from None
         bad = [name for name in names if not is_table_name(name)]
+        bad += sorted(set(names) - self._base_tables())
+        bad += [f"{name}()" for name in self._user_functions()]
         if bad:
             raise StoreError(
                 f"{CATALOG_TABLE} of {_printable(target)} lists {bad[0]!r:.80}, which is not a "
-                "foretab price table; the store was not written by foretab. Rebuild it with "
-                "`foretab ingest PATH --db DB`"
+                "foretab price table (or the store defines views or functions); the store was "
+                "not written by foretab. Rebuild it with `foretab ingest PATH --db DB`"
             )
         return names
+
+    def _base_tables(self) -> set[str]:
+        """Plain tables of the store: a view or macro named like a price table is refused."""
+        sql = _BASE_TABLES_SQL[self.dialect]
+        return {str(r[0]) for r in self.conn.fetch(sqlglot.parse_one(sql, read=self.dialect)).rows}
+
+    def _user_functions(self) -> list[str]:
+        sql = _USER_FUNCTIONS_SQL[self.dialect]
+        return [str(r[0]) for r in self.conn.fetch(sqlglot.parse_one(sql, read=self.dialect)).rows]
 
     def run(self, request: QueryRequest) -> QueryResult | Prepared:
         started = time.perf_counter()
