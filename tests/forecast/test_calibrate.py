@@ -45,3 +45,16 @@ def test_interval_scores_count_observed_cells_only() -> None:
     coverage, width = interval_scores(lo, hi, truth)
     assert coverage == 1 / 3
     assert width == (20 + 20 + 40) / 3
+
+
+def test_a_short_panel_gets_fewer_origins_or_none() -> None:
+    import pytest
+
+    from foretab.forecast.calibrate import TooShort
+
+    short = _random_walk(500, 18, 0.02, seed=4)  # 6 origins, horizons 7..12 borrow
+    cal = calibrate(backtest_residuals(short, NaiveForecaster, 24), origins=6)
+    assert cal.counts[5] > 0 and cal.counts[6] == 0
+    assert np.all(np.diff(cal.residual_quantiles, axis=1) >= 0)
+    with pytest.raises(TooShort):
+        backtest_residuals(_random_walk(50, 14, 0.02, seed=5), NaiveForecaster, 24)

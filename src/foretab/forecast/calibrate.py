@@ -33,6 +33,13 @@ MIN_OBS = 6
 WINDOW = 24
 #: Fewer residuals than this at a horizon: pool the neighbouring horizons instead.
 MIN_RESIDUALS = 200
+#: Months the calibration copy fits on at least, and backtest origins at least.
+MIN_TRAIN = 12
+MIN_ORIGINS = 3
+
+
+class TooShort(ValueError):
+    """The panel is too short for a backtest (the store model keeps in-sample residuals)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +61,12 @@ def backtest_residuals(
     """Log residuals per horizon (``[12]`` arrays) of a copy fitted on ``panel[:, :T−n]``."""
     values = check_panel(panel)
     t = values.shape[1]
+    # A short panel gets fewer origins (its long horizons borrow from shorter ones); the
+    # calibration copy needs at least MIN_TRAIN months to fit on.
+    n_origins = min(n_origins, t - MIN_TRAIN)
+    if n_origins < MIN_ORIGINS:
+        raise TooShort(f"a backtest needs at least {MIN_TRAIN + MIN_ORIGINS} months")
     cut = t - n_origins  # columns 0..cut-1 train the calibration copy
-    if cut < lookback // 2:
-        raise ValueError(f"a backtest needs more than {n_origins} months of history")
     model = make_forecaster().fit(values[:, :cut])
     per_h: list[list[np.ndarray]] = [[] for _ in range(MAX_HORIZON)]
     for origin in range(cut - 1, t - 1):  # last history column the forecast reads
@@ -103,4 +113,5 @@ def conformal_quantiles(
     n_origins: int = MAX_HORIZON,
 ) -> Calibration:
     """Backtest, then calibrate: the residual grid a store model's intervals use."""
-    return calibrate(backtest_residuals(panel, make_forecaster, lookback, n_origins), n_origins)
+    residuals = backtest_residuals(panel, make_forecaster, lookback, n_origins)
+    return calibrate(residuals, min(n_origins, panel.shape[1] - MIN_TRAIN))

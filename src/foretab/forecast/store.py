@@ -224,12 +224,16 @@ def fit_store_model(
         forecaster.on_progress = None
     method = "in-sample"
     if calibrate and forecaster.supports_quantiles and hasattr(forecaster, "residual_quantiles"):
-        from foretab.forecast.calibrate import conformal_quantiles
+        from foretab.forecast.calibrate import TooShort, conformal_quantiles
 
         progress(f"calibrating {name}'s intervals on a 12-month backtest", 0, 0)
-        cal = conformal_quantiles(panel.values, lambda: get_forecaster(name, seed), LOOKBACK)
-        forecaster.residual_quantiles = cal.residual_quantiles  # type: ignore[attr-defined]
-        method = cal.method
+        try:
+            cal = conformal_quantiles(panel.values, lambda: get_forecaster(name, seed), LOOKBACK)
+        except TooShort:  # under 15 months of history: in-sample residuals, and it says so
+            cal = None
+        if cal is not None:
+            forecaster.residual_quantiles = cal.residual_quantiles  # type: ignore[attr-defined]
+            method = cal.method
     return StoreModel(
         model=name,
         reference_month=reference_month,
