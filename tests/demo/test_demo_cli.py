@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,9 @@ def test_demo_builds_history_and_future(app, tmp_path: Path) -> None:
     from foretab.store import open_future, open_history
 
     db = tmp_path / "x.duckdb"
-    result = CliRunner().invoke(app, ["demo", "--db", str(db)], env={"COLUMNS": "200"})
+    # The forecaster is not what this test checks: the naive one keeps it fast.
+    args = ["demo", "--db", str(db), "--model", "naive"]
+    result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "December 2023" in result.output
     assert f"foretab tables --db {db}" in result.output
@@ -54,6 +57,7 @@ def test_demo_reference_month_and_seed(app, tmp_path: Path) -> None:
 
     db = tmp_path / "y.duckdb"
     args = ["demo", "--db", str(db), "--seed", "7", "--reference-month", "2022-06"]
+    args += ["--model", "naive"]
     result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     history = open_history(str(db))
@@ -88,7 +92,10 @@ def test_run_demo_queries_through_the_guard(tmp_path: Path) -> None:
     from foretab.demo.run import run_demo
 
     out = io.StringIO()
+    # The default forecaster: `foretab demo` trains it and answers the sample questions.
     result = run_demo(str(tmp_path / "g.duckdb"), console=Console(file=out, width=200))
+    assert re.search(r"Forecaster lgbm trained on \d+ projects", out.getvalue())
+    assert "will be" in out.getvalue() and "refused" not in out.getvalue()
     assert result.ingest.history_tables == result.overview.history_tables > 0
     assert result.overview.projects == 180
     assert result.sample is not None and result.sample.ran

@@ -80,6 +80,7 @@ def test_bench_forecast_cli_writes_the_issue_format(tmp_path: Path) -> None:
     assert "MAE" in result.output
 
 
+@pytest.mark.usefixtures("tiny_lgbm")
 def test_bench_forecast_marks_the_default_and_times_3000(tmp_path: Path) -> None:
     train = _write_forecast(tmp_path / "train.csv", 1)
     test = _write_forecast(tmp_path / "test.csv", 2)

@@ -100,6 +100,7 @@ def test_panel_arrays_drops_months_after_the_last() -> None:
     assert panel.window(4).shape == (1, 4) and np.isnan(panel.window(4)[0, :2]).all()
 
 
+@pytest.mark.usefixtures("tiny_lgbm")
 @pytest.mark.parametrize("model", ["naive", "drift", "lgbm", "lgbm_nocal"])
 def test_round_trip_gives_identical_predictions(store: str, model: str) -> None:
     fitted = train_store_model(store, model)
@@ -125,6 +126,7 @@ def test_round_trip_gives_identical_predictions(store: str, model: str) -> None:
         )
 
 
+@pytest.mark.usefixtures("tiny_lgbm")
 def test_the_file_is_data_only(store: str, tmp_path: Path) -> None:
     train_store_model(store, "lgbm")
     data = (tmp_path / "corpus.artifacts" / ARTIFACT_NAME).read_bytes()
@@ -140,6 +142,7 @@ def test_the_file_is_data_only(store: str, tmp_path: Path) -> None:
     assert booster.startswith("tree\n")  # LightGBM's own text format
 
 
+@pytest.mark.usefixtures("tiny_lgbm")
 def test_forecasts_follow_the_history_given(store: str) -> None:
     fitted = train_store_model(store, "drift")
     history = _history(store)
@@ -151,6 +154,7 @@ def test_forecasts_follow_the_history_given(store: str) -> None:
         fitted.predict(history[:, -12:], 1)
 
 
+@pytest.mark.usefixtures("tiny_lgbm")
 @pytest.mark.parametrize("where", ["artifact", "manifest", "booster", "legacy"])
 def test_a_pickle_payload_runs_nothing(store: str, tmp_path: Path, where: str) -> None:
     train_store_model(store, "lgbm")
@@ -216,6 +220,7 @@ def test_models_without_a_data_only_format_are_refused_before_fitting(store: str
     assert time.perf_counter() - start < 1.0
 
 
+@pytest.mark.usefixtures("tiny_lgbm")
 def test_the_future_store_cannot_change_forecasts(tmp_path: Path) -> None:
     a, b = str(tmp_path / "a.duckdb"), str(tmp_path / "b.duckdb")
     ingest_frame(_frame(future_scale=1.0), a, REF)
@@ -278,6 +283,7 @@ def test_store_default_is_the_registry_default_and_loading_is_light() -> None:
 
 
 @pytest.mark.postgres
+@pytest.mark.usefixtures("tiny_lgbm")
 def test_postgres_artifacts_round_trip_and_refuse_pickles(pg_db: str, tmp_path: Path) -> None:
     ingest_frame(_frame(), pg_db, REF)
     fitted = train_store_model(pg_db, "lgbm")

@@ -70,6 +70,8 @@ class LightGBMForecaster(Forecaster):
         verbose: bool = False,
         n_seeds: int = 1,
         fast_seeds: int | None = None,
+        fixed_rounds: int = 250,
+        fixed_learning_rate: float = 0.1,
     ) -> None:
         super().__init__(seed)
         self.lookback = lookback
@@ -88,7 +90,9 @@ class LightGBMForecaster(Forecaster):
             "max_bin": 127,
             "seed": seed,
             "deterministic": True,
-            "force_row_wise": True,
+            # Column-wise histograms build the same trees as row-wise ones (same val
+            # scores) and were faster on 2 cores with ~55 features and ~10^6 rows.
+            "force_col_wise": True,
             "num_threads": n_jobs,
             "verbose": -1,
         }
@@ -97,8 +101,8 @@ class LightGBMForecaster(Forecaster):
         # rate, near what early stopping picks on val at 0.1, so `foretab train` stays
         # as fast as before. With val, 0.05 + early stopping scored better on an inner
         # split of the train series (MAE 2,579 vs 2,594).
-        self.default_rounds = 250
-        self.default_learning_rate = 0.1
+        self.default_rounds = fixed_rounds
+        self.default_learning_rate = fixed_learning_rate
         self.verbose = verbose
         # Several boosters that differ only in their bagging / feature-sampling seeds,
         # averaged on the log-ratio scale: variance reduction without new information.

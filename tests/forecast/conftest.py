@@ -1,0 +1,26 @@
+"""A tiny LightGBM configuration, so tests of plumbing do not pay for real training."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from foretab.forecast import registry
+from foretab.forecast.gbm import LightGBMForecaster
+
+
+@pytest.fixture
+def tiny_lgbm() -> Iterator[None]:
+    """``lgbm`` / ``lgbm_nocal`` with a few small trees (same code path, same file format)."""
+    saved = dict(registry.FORECASTERS)
+    small = {"n_estimators": 60, "num_leaves": 7, "fixed_rounds": 25}
+    registry.FORECASTERS["lgbm"] = lambda seed: LightGBMForecaster(seed, **small)
+    registry.FORECASTERS["lgbm_nocal"] = lambda seed: LightGBMForecaster(
+        seed, calendar=False, **small
+    )
+    try:
+        yield
+    finally:
+        registry.FORECASTERS.clear()
+        registry.FORECASTERS.update(saved)
