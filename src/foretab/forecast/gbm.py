@@ -90,9 +90,9 @@ class LightGBMForecaster(Forecaster):
             "max_bin": 127,
             "seed": seed,
             "deterministic": True,
-            # Column-wise histograms build the same trees as row-wise ones (same val
-            # scores) and were faster on 2 cores with ~55 features and ~10^6 rows.
-            "force_col_wise": True,
+            # Row-wise and column-wise histograms build the same trees here; row-wise
+            # took less CPU on the store's 552k rows x 55 features on 2 cores.
+            "force_row_wise": True,
             "num_threads": n_jobs,
             "verbose": -1,
         }
