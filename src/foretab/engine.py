@@ -37,6 +37,7 @@ from foretab.core.trace import (
     Trace,
 )
 from foretab.future import FutureMode, future_months, future_source
+from foretab.limits import check_question
 from foretab.months import Month
 from foretab.parse.entities import EntityIndex
 from foretab.parse.parser import parse_question
@@ -137,6 +138,7 @@ class Engine:
 
     def ask(self, question: str) -> Answer:
         """Answer ``question``; raises a ``ForetabError`` that says why when it cannot."""
+        check_question(question)
         steps: list = []
         plan, seconds = _timed(lambda: self.planner.plan(question))
         steps.extend(self._inner_steps())

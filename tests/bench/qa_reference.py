@@ -38,6 +38,30 @@ def index_panel(panel: pd.DataFrame) -> PanelIndex:
     return index
 
 
+def index_units(corpus: pd.DataFrame) -> PanelIndex:
+    """Units sold per project and month, read from the input CSV itself (not the store)."""
+    index: PanelIndex = {}
+    rows = corpus.dropna(subset=["units_sold"])
+    for city, district, project, month, units in rows[
+        ["city", "district", "project", "month", "units_sold"]
+    ].itertuples(index=False):
+        ref = ProjectRef(str(city), str(district), str(project))
+        index.setdefault(ref, {})[Month.parse(month)] = float(units)
+    return index
+
+
+def reference_units(item: QAItem, units: PanelIndex) -> AnswerRows:
+    """Units summed over the item's months that have sales, per project (DESIGN §4)."""
+    months = [Month.parse(m) for m in item.months]
+    totals = [
+        (ref.project, float(sum(units.get(ref, {}).get(m, 0.0) for m in months)))
+        for ref in item.projects
+    ]
+    if len(totals) == 1:
+        return [[totals[0][1]]]
+    return [[name, total] for name, total in totals]
+
+
 def _mean(values: list[float]) -> float:
     exact = sum(Decimal(f"{v:.2f}") for v in values) / len(values)
     return float(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))

@@ -23,12 +23,9 @@ def mini_frame() -> pd.DataFrame:
 
 
 def _ingest(db: str) -> None:
-    import inspect
-
     from foretab.store.ingest import ingest_path
 
-    kwargs = {"train": False} if "train" in inspect.signature(ingest_path).parameters else {}
-    ingest_path(MINI_CSV, db, REFERENCE, **kwargs)
+    ingest_path(MINI_CSV, db, REFERENCE)
 
 
 @pytest.fixture(scope="session")

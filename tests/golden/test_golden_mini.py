@@ -117,3 +117,13 @@ def test_golden_case(mini_db: str, future: str, question: str) -> None:
         want.pop("sql", None)
         got.pop("sql", None)
     assert got == want
+
+
+def test_an_overlong_question_is_refused_before_parsing(mini_duckdb: str) -> None:
+    from foretab.errors import QuestionError
+    from foretab.limits import MAX_QUESTION_CHARS
+
+    question = "What will the price of Bund Garden be next month? " * 20
+    assert len(question) > MAX_QUESTION_CHARS
+    with Engine(mini_duckdb, future="oracle") as engine, pytest.raises(QuestionError, match="500"):
+        engine.ask(question)

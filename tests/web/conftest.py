@@ -21,13 +21,10 @@ TEST_HOSTS = (*LOOPBACK_HOSTS, "testserver")
 
 @pytest.fixture(scope="session")
 def web_db(tmp_path_factory: pytest.TempPathFactory) -> str:
-    import inspect
-
     from foretab.store.ingest import ingest_path
 
     db = str(tmp_path_factory.mktemp("web") / "mini.duckdb")
-    kwargs = {"train": False} if "train" in inspect.signature(ingest_path).parameters else {}
-    ingest_path(MINI_CSV, db, Month(2021, 12), **kwargs)
+    ingest_path(MINI_CSV, db, Month(2021, 12))
     return db
 
 

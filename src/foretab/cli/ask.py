@@ -27,10 +27,9 @@ from foretab.cli.llm_options import (
 )
 from foretab.cli.main import app
 from foretab.cli.safe_text import cell
-from foretab.errors import QuestionError
+from foretab.limits import check_question
 
 # A question is a sentence: longer input only costs parse time (16 KB took 12.7 s).
-MAX_QUESTION_CHARS = 500
 
 if TYPE_CHECKING:
     from foretab.core.answer import Answer
@@ -84,11 +83,7 @@ def ask(
     """
     if future not in ("model", "oracle", "none"):
         raise typer.BadParameter("use model, oracle or none", param_hint="--future")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise QuestionError(
-            f"the question is {len(question):,} characters long; at most "
-            f"{MAX_QUESTION_CHARS} are accepted. Ask one shorter question."
-        )
+    check_question(question)
     with open_engine(
         db, engine, future=future, model=model, fewshot=fewshot,
         max_sql_iterations=max_sql_iterations, tool_model=tool_model,

@@ -11,9 +11,8 @@ from typing import Literal
 from pydantic import Field, JsonValue
 
 from foretab.core.schema import Doc
+from foretab.limits import MAX_QUESTION_CHARS
 
-#: Longest question accepted: real questions are one sentence; this bounds parse work.
-MAX_QUESTION_CHARS = 500
 #: Longest SQL text accepted by ``POST /api/sql``.
 MAX_SQL_CHARS = 10_000
 
