@@ -84,6 +84,7 @@ def test_demo_help_documents_the_default_db(app) -> None:
     assert "--seed" in result.output
 
 
+@pytest.mark.slow  # trains the default LightGBM with calibration (~20-40 s on 2 cores)
 def test_run_demo_queries_through_the_guard(tmp_path: Path) -> None:
     import io
 
