@@ -16,6 +16,8 @@ from typing import Any, Literal, Protocol
 
 from sqlglot import exp
 
+from foretab.errors import QueryError
+
 BackendName = Literal["duckdb", "postgresql"]
 # Who a connection is for: ``guard`` runs untrusted SQL (least privilege: PostgreSQL's
 # SELECT-only reader role), ``trusted`` is foretab's own code (the store owner, still
@@ -180,3 +182,15 @@ def quote(identifier: str, dialect: str) -> str:
 def count_params(query: exp.Expression) -> int:
     """How many ``?`` placeholders ``query`` has."""
     return sum(1 for _ in query.find_all(exp.Placeholder))
+
+
+def bound_values(query: exp.Expression, params: Sequence[object]) -> list[object]:
+    """``params`` as a list, after checking there is one per ``?`` of ``query``."""
+    values = list(params)
+    expected = count_params(query)
+    if expected != len(values):
+        raise QueryError(
+            f"the query has {expected} placeholder(s) but {len(values)} "
+            "parameter(s) were given; pass one value per '?'"
+        )
+    return values

@@ -16,7 +16,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from foretab.backend.base import BackendName, Purpose, Rows, collect, count_params, quote
+from foretab.backend.base import BackendName, Purpose, Rows, bound_values, collect, quote
 from foretab.errors import QueryError, QueryTimeoutError, StoreError
 
 MEMORY_LIMIT = "1GB"
@@ -100,12 +100,7 @@ class DuckDBConnection:
     ) -> Rows:
         import duckdb
 
-        values = list(params)
-        if count_params(query) != len(values):
-            raise QueryError(
-                f"the query has {count_params(query)} placeholder(s) but {len(values)} "
-                "parameter(s) were given; pass one value per '?'"
-            )
+        values = bound_values(query, params)
         sql = self.backend.render(query)
         if self.driver is None:
             raise QueryError("the connection is closed; open the store again")

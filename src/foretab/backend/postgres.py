@@ -20,7 +20,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 
-from foretab.backend.base import BackendName, Purpose, Rows, collect, count_params, quote
+from foretab.backend.base import BackendName, Purpose, Rows, bound_values, collect, quote
 from foretab.errors import QueryError, QueryTimeoutError, StoreError
 
 READER_ROLE = "foretab_reader"
@@ -159,12 +159,7 @@ class PostgresConnection:
     ) -> Rows:
         import psycopg
 
-        values = list(params)
-        if count_params(query) != len(values):
-            raise QueryError(
-                f"the query has {count_params(query)} placeholder(s) but {len(values)} "
-                "parameter(s) were given; pass one value per '?'"
-            )
+        values = bound_values(query, params)
         sql = self.backend.render(query)
         conn = self.driver
         if conn is None:
