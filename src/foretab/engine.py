@@ -36,7 +36,7 @@ from foretab.core.trace import (
     Step,
     Trace,
 )
-from foretab.future import FutureMode, future_months, future_source
+from foretab.future import FutureMode, future_source
 from foretab.limits import check_question
 from foretab.months import Month
 from foretab.parse.entities import EntityIndex
@@ -159,7 +159,7 @@ class Engine:
                 read.history.dropped_rows,
             )
         )
-        months = future_months(plan)
+        months = plan.future_months
         forecast = Forecast.nothing_needed()
         if months:
             source = self.future

@@ -21,18 +21,13 @@ FutureMode = Literal["model", "oracle", "none"]
 FUTURE_MODES: tuple[str, ...] = ("model", "oracle", "none")
 
 
-def future_months(plan: Plan) -> list[Month]:
-    """The plan's window months after the reference month."""
-    return [m for m in plan.window.months if m > plan.reference_month]
-
-
 class Persistence:
     """GH-NF: every future month equals the last observed value."""
 
     name = "none"
 
     def forecast(self, plan: Plan, history: History) -> Forecast:
-        months = future_months(plan)
+        months = plan.future_months
         points: dict[ProjectRef, dict[Month, ForecastPoint]] = {}
         basis: dict[ProjectRef, ForecastBasis] = {}
         for ref in plan.projects:
@@ -63,7 +58,7 @@ class Oracle:
 
     def forecast(self, plan: Plan, history: History) -> Forecast:
         del history  # the oracle ignores what was read: that is the point of the ablation
-        months = future_months(plan)
+        months = plan.future_months
         points = {}
         for ref in plan.projects:
             known = self._values.get(ref, {})

@@ -216,6 +216,11 @@ class Plan:
         return self.window.last > self.reference_month
 
     @property
+    def future_months(self) -> list[Month]:
+        """The window's months after the reference month: what the forecast stage fills."""
+        return [m for m in self.window.months if m > self.reference_month]
+
+    @property
     def is_past(self) -> bool:
         return self.window.last <= self.reference_month
 

@@ -97,7 +97,7 @@ class ModelSource:
 
     def forecast(self, plan: Plan, history: History) -> Forecast:
         reference = plan.reference_month
-        months = [m for m in plan.window.months if m > reference]
+        months = plan.future_months
         if not months:
             return Forecast(self.name)
         horizon = months[-1].minus(reference)
