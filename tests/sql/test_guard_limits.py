@@ -23,9 +23,11 @@ MIB = 2**20
 # IN list of ~100,000 characters, building strings of hundreds of megabytes.
 PLANNER_BOMB = "SELECT count(*) FROM " + ", ".join(f"{T} a{i}" for i in range(300))
 PARSE_BOMB = f"SELECT count(*) FROM {T} WHERE price IN ({', '.join(str(i) for i in range(14_000))})"
+# 24**6 rows of ~67 bytes: ~12 GB of string, past any cap (PostgreSQL's own is 1 GB), so
+# the outcome is a memory error or the deadline on every machine, however fast.
 STRING_BOMB = (
     "SELECT length(string_agg(a.project_name || b.project_name || c.project_name, ',')) "
-    f"FROM {T} a, {T} b, {T} c, {T} d, {T} e"
+    f"FROM {T} a, {T} b, {T} c, {T} d, {T} e, {T} f"
 )
 
 
