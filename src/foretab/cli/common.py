@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from collections.abc import Callable
 from typing import Annotated, ParamSpec, TypeVar
@@ -59,7 +58,9 @@ def report_error(exc: ForetabError, *, as_json: bool) -> None:
         steps = getattr(exc, "steps", None)
         if steps:  # an LLM engine's prompts, replies and tool calls up to the failure
             doc["steps"] = steps
-        print(json.dumps(doc, ensure_ascii=False, allow_nan=False))
+        from foretab.core.schema import dumps_plain
+
+        print(dumps_plain(doc, ensure_ascii=False))
 
 
 def parse_month_option(value: str | None, option: str) -> Month | None:

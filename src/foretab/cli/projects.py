@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Annotated
 
@@ -80,8 +79,10 @@ def projects(
     if limit:
         rows = rows[:limit]
     if as_json:
+        from foretab.core.schema import dumps_plain
+
         typer.echo(
-            json.dumps(
+            dumps_plain(
                 [
                     {
                         "project": e.project,

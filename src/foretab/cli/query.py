@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
@@ -43,7 +42,9 @@ def sql(
     """
     result = run_query(db, query, max_rows=max_rows, timeout_s=timeout)
     if as_json:
-        typer.echo(json.dumps(result_json(result), ensure_ascii=False))
+        from foretab.core.schema import dumps_plain
+
+        typer.echo(dumps_plain(result_json(result), ensure_ascii=False))
         return
     _print_table(result, max_rows)
 

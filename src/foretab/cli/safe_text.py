@@ -12,9 +12,14 @@ import re
 from rich.markup import escape
 from rich.text import Text
 
-# C0 controls except tab and newline, DEL, C1 controls (8-bit CSI/OSC), and the Unicode
-# bidirectional overrides and isolates that reorder what the terminal shows.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 controls except tab and newline, DEL, C1 controls (8-bit CSI/OSC), the Unicode
+# bidirectional marks, overrides and isolates that reorder what the terminal shows, the
+# line/paragraph separators and lone surrogates (undecodable argv bytes: printing them
+# raises). ``foretab.core.schema.terminal_safe`` escapes the same set inside JSON.
+_CONTROL = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+    r"\ud800-\udfff]"
+)
 
 
 def clean(value: object) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -132,7 +131,9 @@ def tables(
             }
             for e in entries
         ]
-        typer.echo(json.dumps(rows, ensure_ascii=False))
+        from foretab.core.schema import dumps_plain
+
+        typer.echo(dumps_plain(rows, ensure_ascii=False))
         return
     table = Table(title=f"{len(entries)} history tables")
     for column in ("name", "caption", "city", "district", "year", "rows"):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -92,7 +91,9 @@ def tableqa(
     with llm:
         result = TableQA(llm, pipeline, fix_attempts=fix_attempts, limits=limits).ask(df, question)
     if as_json:
-        typer.echo(json.dumps(result.to_dict(), ensure_ascii=False, default=str))
+        from foretab.core.schema import dumps_plain
+
+        typer.echo(dumps_plain(result.to_dict(), ensure_ascii=False, default=str))
         return
     out = Console()
     assert result.answer is not None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -283,9 +284,30 @@ class ErrorDoc(Doc):
     error: ErrorBody
 
 
+# Code points that drive or disguise a terminal even inside a JSON string, and which
+# ``json.dumps(ensure_ascii=False)`` writes raw: DEL, the C1 controls (U+009B is an 8-bit
+# CSI, U+009D an OSC), the bidirectional marks, embeddings, overrides and isolates (they
+# reorder what is shown), the line and paragraph separators (a newline to some terminals
+# and to JavaScript) and lone surrogates (undecodable argv bytes; printing them crashes).
+# json.dumps already escapes the C0 controls.
+_TERMINAL_UNSAFE = re.compile(
+    "[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+def terminal_safe(text: str) -> str:
+    r"""JSON text with every terminal-unsafe code point written as a ``\uXXXX`` escape.
+
+    Outside string literals JSON text is ASCII, so every match is inside a string, where
+    the escape is valid JSON and ``json.loads`` gives the original character back.
+    """
+    return _TERMINAL_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def dumps(doc: BaseModel) -> str:
-    """Strict JSON (no NaN/Infinity), non-ASCII kept readable."""
-    return json.dumps(doc.model_dump(mode="json"), ensure_ascii=False, allow_nan=False)
+    """Strict JSON (no NaN/Infinity), non-ASCII kept readable, safe to print."""
+    text = json.dumps(doc.model_dump(mode="json"), ensure_ascii=False, allow_nan=False)
+    return terminal_safe(text)
 
 
 def finite(value: object) -> object:
@@ -300,5 +322,8 @@ def finite(value: object) -> object:
 
 
 def dumps_plain(value: object, **kwargs: Any) -> str:
-    """Strict JSON of plain data (benchmark reports, listings): NaN becomes null."""
-    return json.dumps(finite(value), allow_nan=False, **kwargs)
+    """Strict JSON of plain data (benchmark reports, listings): NaN becomes null.
+
+    Safe to print (``terminal_safe``) also with ``ensure_ascii=False``.
+    """
+    return terminal_safe(json.dumps(finite(value), allow_nan=False, **kwargs))

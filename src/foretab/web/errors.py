@@ -6,9 +6,7 @@ suggestions}}``), so a client handles ``foretab ask --json`` and ``POST /api/ask
 
 from __future__ import annotations
 
-import json
-
-from foretab.core.schema import ErrorBody, ErrorDoc
+from foretab.core.schema import ErrorBody, ErrorDoc, dumps_plain
 from foretab.errors import (
     ForecastError,
     ForetabError,
@@ -97,4 +95,4 @@ def error_doc(error: ForetabError) -> ErrorDoc:
 def error_json(error: ForetabError) -> str:
     """``error_doc`` as the CLI prints it: ``rule`` only where there is one."""
     data = error_doc(error).model_dump(mode="json", exclude_none=True)
-    return json.dumps(data, ensure_ascii=False, allow_nan=False)
+    return dumps_plain(data, ensure_ascii=False)
