@@ -102,8 +102,14 @@ class Engine:
             self.store.close()
             raise
         self.planner: Planner = planner or RulePlanner(self.index, self.reference)
-        self.retriever: TableRetriever = _built(retriever, self) or Retriever(self.store.catalog())
-        self.reader: HistoryReader = _built(reader, self) or GuardedHistoryReader(self.guard)
+        #: the corpus schema stored with the store: entity levels, measures, table names
+        self.schema = self.store.schema
+        self.retriever: TableRetriever = _built(retriever, self) or Retriever(
+            self.store.catalog(), self.schema
+        )
+        self.reader: HistoryReader = _built(reader, self) or GuardedHistoryReader(
+            self.guard, self.schema.columns
+        )
         # ``level``: the forecast intervals' level (default 80%); ``decision``: how reasoning
         # answers are chosen from the forecast distribution (``foretab.analyze.probability``).
         self.analyzer: Analyzer = analyzer or RuleAnalyzer(decision)

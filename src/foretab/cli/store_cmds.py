@@ -17,6 +17,7 @@ from foretab.forecast.store import STORE_DEFAULT_FORECASTER
 from foretab.store import open_history
 
 if TYPE_CHECKING:
+    from foretab.corpus.schema import CorpusSchema
     from foretab.store.ingest import IngestSummary
 
 console = Console(stderr=True)
@@ -47,18 +48,55 @@ def ingest(
         str | None, typer.Option(help=f"Forecaster to fit (default {STORE_DEFAULT_FORECASTER}).")
     ] = None,
     seed: Annotated[int, typer.Option(help="Random seed for the forecaster.")] = 0,
+    schema: Annotated[
+        str | None,
+        typer.Option(
+            "--schema",
+            help="Corpus schema: a TOML file, or a packaged one (realestate, the default; "
+            "stocks). It names the entity levels, time column, measures and table templates, "
+            "and is stored with the store.",
+        ),
+    ] = None,
+    entity: Annotated[
+        str | None,
+        typer.Option(
+            "--entity",
+            help="Instead of --schema: the entity columns, outermost first (e.g. region,store).",
+        ),
+    ] = None,
+    time_column: Annotated[
+        str | None, typer.Option("--time", help="With --entity: the monthly time column.")
+    ] = None,
+    time_format: Annotated[
+        str | None,
+        typer.Option(
+            "--time-format",
+            help="With --time: its strftime format when not YYYY-MM or YYYY-MM-DD "
+            "(e.g. '%b %d %Y').",
+        ),
+    ] = None,
+    measure: Annotated[
+        str | None,
+        typer.Option(
+            "--measure",
+            help="With --entity: the measure column, or two (the second summed over a "
+            "window), e.g. price or sales,units.",
+        ),
+    ] = None,
 ) -> None:
     """Build the history store, the future store and the catalog from PATH.
 
-    PATH has one row per project-month: city, district, project, month (YYYY-MM), avg_price,
-    optionally units_sold and any extra columns (kept). Bad input is reported with file,
-    row and column, and nothing is written. Re-ingesting replaces the store atomically.
-    The forecaster is then fitted on the history store and saved with it (--no-train
-    skips this; `foretab train --db DB` fits it later).
+    PATH has one row per entity-month. With the default (real-estate) schema: city,
+    district, project, month (YYYY-MM), avg_price, optionally units_sold and any extra
+    columns (kept). Other corpora: --schema FILE, or --entity/--time/--measure. Bad input is
+    reported with file, row and column, and nothing is written. Re-ingesting replaces the
+    store atomically. The forecaster is then fitted on the history store and saved with it
+    (--no-train skips this; `foretab train --db DB` fits it later).
     """
     from foretab.store.ingest import ingest_path  # pandas: imported only when ingesting
 
     reference = parse_month_option(reference_month, "--reference-month")
+    corpus_schema = _corpus_schema(schema, entity, time_column, time_format, measure)
     if train:  # refuse an unusable --model before the store is replaced
         from foretab.forecast.persist import require_persistable
 
@@ -77,12 +115,42 @@ def ingest(
         def progress(name: str, done: int, total: int) -> None:
             bar.update(task, completed=done, total=total, description=name)
 
-        summary = ingest_path(path, db, reference, progress=progress)
+        summary = ingest_path(path, db, reference, schema=corpus_schema, progress=progress)
     print_summary(summary, Console())
     if train:
         from foretab.cli.training import train_with_bar, trained_line
 
         Console().print(trained_line(train_with_bar(db, model, seed, console)))
+
+
+def _corpus_schema(
+    schema: str | None,
+    entity: str | None,
+    time_column: str | None,
+    time_format: str | None,
+    measure: str | None,
+) -> CorpusSchema | None:
+    """``--schema`` or the mapping flags (not both), or None for the default schema."""
+    from foretab.corpus.schema import load_schema, schema_from_mapping
+
+    mapping = (entity, time_column, measure)
+    if schema is not None:
+        if any(v is not None for v in (*mapping, time_format)):
+            raise typer.BadParameter("give --schema or --entity/--time/--measure, not both")
+        return load_schema(schema)
+    if all(v is None for v in mapping):
+        if time_format is not None:
+            raise typer.BadParameter("--time-format goes with --entity, --time and --measure")
+        return None
+    if any(v is None for v in mapping):
+        raise typer.BadParameter("--entity, --time and --measure go together; give all three")
+    return schema_from_mapping(
+        _columns(entity), str(time_column), _columns(measure), time_format=time_format
+    )
+
+
+def _columns(text: str | None) -> list[str]:
+    return [c.strip() for c in str(text).split(",") if c.strip()]
 
 
 def print_summary(summary: IngestSummary, out: Console) -> None:

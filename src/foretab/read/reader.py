@@ -1,8 +1,9 @@
 """History readers: run a history query through the SQL guard and type its rows.
 
 Rows become a ``History`` keyed by the plan's exact entities. The columns are fixed by
-contract — ``project_name, month, price`` and, when the query can return rows of several
-places, ``city`` and ``district`` — and a row that names no plan entity, or could be more
+contract — the schema's entity, month and measure columns (``project_name, month, price``
+for the real-estate schema) and, when the query can return rows of several places, ``city``
+and ``district`` — and a row that names no plan entity, or could be more
 than one, is an error rather than a row silently dropped.
 """
 
@@ -15,13 +16,12 @@ from foretab.core.catalog import Retrieval
 from foretab.core.plan import Metric, Plan, ProjectRef
 from foretab.core.series import History
 from foretab.core.stages import HistoryRead
+from foretab.corpus.schema import TableColumns
 from foretab.errors import QueryError, QuestionError
 from foretab.months import Month
 from foretab.retrieve import history_span
-from foretab.sql.build import history_query, scope_query
+from foretab.sql.build import default_columns, history_query, scope_query
 from foretab.sql.guard import GuardedExecutor, QueryResult
-
-REQUIRED_COLUMNS = ("project_name", "month", "price")
 
 
 def rows_to_history(
@@ -30,6 +30,7 @@ def rows_to_history(
     metric: Metric = Metric.PRICE,
     *,
     scope: bool = False,
+    cols: TableColumns | None = None,
 ) -> History:
     """Type the rows of a history query as one series per plan entity.
 
@@ -38,9 +39,12 @@ def rows_to_history(
     projects that are not candidates (not active in the months the plan asks about) are
     skipped; any other query must return only the plan's entities.
     """
+    cols = cols or default_columns()
     columns = [c.lower() for c in result.columns]
-    column = "units_sold" if metric is Metric.UNITS else "price"
-    required = (*REQUIRED_COLUMNS[:2], column)
+    if metric is Metric.UNITS and cols.summed is None:
+        raise QuestionError("this corpus has no summed measure (such as units sold) to ask about")
+    column = cols.summed if metric is Metric.UNITS and cols.summed else cols.value
+    required = (cols.entity, cols.month, column)
     missing = [c for c in required if c not in columns]
     if missing:
         raise QueryError(
@@ -49,7 +53,7 @@ def rows_to_history(
         )
     at = {name: columns.index(name) for name in columns}
     i_city, i_district = at.get("city"), at.get("district")
-    i_units = at.get("units_sold")
+    i_units = at.get(cols.summed) if cols.summed else None
     exact = {(ref.city, ref.district, ref.project): ref for ref in projects}
     by_name: dict[str, list[ProjectRef]] = {}
     for ref in projects:
@@ -58,7 +62,7 @@ def rows_to_history(
     units: dict[ProjectRef, dict[Month, float]] = {}
     dropped = 0
     for row in result.rows:
-        name = str(row[at["project_name"]])
+        name = str(row[at[cols.entity]])
         if i_city is not None and i_district is not None:
             ref = exact.get((row[i_city], row[i_district], name))
             candidates = [ref] if ref is not None else []
@@ -81,7 +85,7 @@ def rows_to_history(
                 f"the history query returned a row for {name!r} without city and district "
                 "columns, and the question names several projects of that name"
             )
-        month = Month.from_date(row[at["month"]])
+        month = Month.from_date(row[at[cols.month]])
         if i_units is not None and row[i_units] is not None:
             units.setdefault(candidates[0], {})[month] = float(row[i_units])
         value = row[at[column]]
@@ -89,11 +93,16 @@ def rows_to_history(
             dropped += 1
             continue
         series[candidates[0]][month] = float(value)
-    return History(series, measure=column, dropped_rows=dropped, units=units)
+    measure = "units_sold" if metric is Metric.UNITS else "price"  # the History's role names
+    return History(series, measure=measure, dropped_rows=dropped, units=units)
 
 
 def _read(
-    guard: GuardedExecutor, plan: Plan, sql: object, params: tuple[object, ...]
+    guard: GuardedExecutor,
+    plan: Plan,
+    sql: object,
+    params: tuple[object, ...],
+    cols: TableColumns | None,
 ) -> HistoryRead:
     result = guard.execute(sql, params)  # type: ignore[arg-type]
     scope = bool(plan.scopes)
@@ -103,7 +112,7 @@ def _read(
             f"query may return ({len(result.rows)}); ask about a district or a shorter window"
         )
     return HistoryRead(
-        rows_to_history(result, plan.projects, plan.metric, scope=scope),
+        rows_to_history(result, plan.projects, plan.metric, scope=scope, cols=cols),
         sql=result.sql,
         params=params,
         rows=len(result.rows),
@@ -116,18 +125,19 @@ class GuardedHistoryReader:
 
     name = "sql"
 
-    def __init__(self, guard: GuardedExecutor) -> None:
+    def __init__(self, guard: GuardedExecutor, cols: TableColumns | None = None) -> None:
         self.guard = guard
+        self.cols = cols or default_columns()
 
     def read(self, plan: Plan, retrieval: Retrieval) -> HistoryRead:
         first, last = history_span(plan)
         if plan.scopes:
-            query = scope_query(retrieval.tables, first, last)
+            query = scope_query(retrieval.tables, first, last, self.cols)
         else:
-            query = history_query(retrieval.tables, plan.projects, first, last)
+            query = history_query(retrieval.tables, plan.projects, first, last, self.cols)
         if query is None:
             return HistoryRead(History.empty(plan.projects))
-        return _read(self.guard, plan, query.ast, query.params)
+        return _read(self.guard, plan, query.ast, query.params, self.cols)
 
 
 class GivenSQLReader:
@@ -138,12 +148,17 @@ class GivenSQLReader:
     """
 
     def __init__(
-        self, guard: GuardedExecutor, sql_for: Callable[[Plan], str], name: str = "given-sql"
+        self,
+        guard: GuardedExecutor,
+        sql_for: Callable[[Plan], str],
+        name: str = "given-sql",
+        cols: TableColumns | None = None,
     ) -> None:
         self.guard = guard
         self.sql_for = sql_for
         self.name = name
+        self.cols = cols
 
     def read(self, plan: Plan, retrieval: Retrieval) -> HistoryRead:
         del retrieval  # the given SQL names its own tables
-        return _read(self.guard, plan, self.sql_for(plan), ())
+        return _read(self.guard, plan, self.sql_for(plan), (), self.cols)

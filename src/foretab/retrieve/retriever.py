@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 from foretab.core.catalog import CaptionMatch, CatalogEntry, Retrieval
 from foretab.core.plan import Plan, Task
+from foretab.corpus.schema import SLOTS, CorpusSchema, default_schema, snake
 from foretab.months import Month
 from foretab.retrieve.bm25 import CaptionIndex
-from foretab.store.naming import caption, snake
 
 # Months of history the forecaster reads before the reference month (the paper uses 24).
 LOOKBACK_MONTHS = 24
@@ -29,13 +29,16 @@ def history_span(plan: Plan) -> tuple[Month, Month]:
     return reference - (LOOKBACK_MONTHS - 1), reference
 
 
-def required_captions(plan: Plan) -> list[str]:
-    """Canonical captions of every (district, city, year) the plan needs, in order."""
+def required_captions(plan: Plan, schema: CorpusSchema | None = None) -> list[str]:
+    """Canonical captions of every table (group of entities and year) the plan needs."""
+    schema = schema or default_schema()
     first, last = history_span(plan)
     captions: list[str] = []
+    slots = [(slot, level.name) for slot in SLOTS[:-1] if (level := schema.slot_level(slot))]
     for ref in plan.projects:
+        groups = {name: getattr(ref, slot) for slot, name in slots}
         for year in range(first.year, last.year + 1):
-            text = caption(ref.district, ref.city, year)
+            text = schema.caption(groups, year)
             if text not in captions:
                 captions.append(text)
     return captions
@@ -46,12 +49,14 @@ class Retriever:
 
     name = "captions"
 
-    def __init__(self, catalog: Sequence[CatalogEntry]) -> None:
+    def __init__(self, catalog: Sequence[CatalogEntry], schema: CorpusSchema | None = None) -> None:
         self._by_caption = {e.caption: e for e in catalog}
         self._index = CaptionIndex(catalog)
+        self._schema = schema or default_schema()
 
     def retrieve(self, plan: Plan) -> Retrieval:
-        return Retrieval(tuple(self.match(text) for text in required_captions(plan)))
+        captions = required_captions(plan, self._schema)
+        return Retrieval(tuple(self.match(text) for text in captions))
 
     def match(self, text: str) -> CaptionMatch:
         """Resolve one caption: exact match first, then the best same-table BM25 hit."""

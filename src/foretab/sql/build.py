@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from foretab.core.plan import ProjectRef
+from foretab.corpus.schema import TableColumns, default_schema
 from foretab.months import Month
 from foretab.store.catalog import CatalogEntry
 
@@ -39,29 +40,37 @@ class HistoryQuery:
         return self.ast.sql(dialect=dialect)
 
 
-def _select(table: CatalogEntry, condition: exp.Expression) -> exp.Select:
+def default_columns() -> TableColumns:
+    """The real-estate schema's table columns (callers that know no store's schema)."""
+    return default_schema().columns
+
+
+def _select(table: CatalogEntry, condition: exp.Expression, cols: TableColumns) -> exp.Select:
+    # The two outer entity slots are bound from the catalog (empty for a one-level schema).
     return (
         exp.select(
             exp.alias_(exp.cast(exp.Placeholder(), "text"), "city"),
             exp.alias_(exp.cast(exp.Placeholder(), "text"), "district"),
-            "project_name",
-            "month",
-            "price",
-            "units_sold",
+            *cols.standard,
         )
         .from_(exp.to_table(table.table_name))
         .where(condition)
     )
 
 
-def _months() -> exp.Expression:
-    return exp.column("month").between(exp.Placeholder(), exp.Placeholder())
+def _months(cols: TableColumns) -> exp.Expression:
+    return exp.column(cols.month).between(exp.Placeholder(), exp.Placeholder())
 
 
 def history_query(
-    tables: Sequence[CatalogEntry], projects: Sequence[ProjectRef], first: Month, last: Month
+    tables: Sequence[CatalogEntry],
+    projects: Sequence[ProjectRef],
+    first: Month,
+    last: Month,
+    cols: TableColumns | None = None,
 ) -> HistoryQuery | None:
-    """The query for ``projects``' prices from ``first`` to ``last`` (None if no table applies)."""
+    """The query for ``projects``' values from ``first`` to ``last`` (None if no table applies)."""
+    cols = cols or default_columns()
     selects: list[exp.Select] = []
     params: list[object] = []
     for table in tables:
@@ -71,30 +80,35 @@ def history_query(
         lo, hi = max(first, Month(table.year, 1)), min(last, Month(table.year, 12))
         if not names or hi < lo:
             continue
-        names_in = exp.column("project_name").isin(*[exp.Placeholder() for _ in names])
-        selects.append(_select(table, exp.and_(names_in, _months())))
+        names_in = exp.column(cols.entity).isin(*[exp.Placeholder() for _ in names])
+        selects.append(_select(table, exp.and_(names_in, _months(cols)), cols))
         params += [table.city, table.district, *names, lo.first_day, hi.first_day]
-    return _union(selects, params)
+    return _union(selects, params, cols)
 
 
-def scope_query(tables: Sequence[CatalogEntry], first: Month, last: Month) -> HistoryQuery | None:
-    """Every project of ``tables`` from ``first`` to ``last``: one scan per year table."""
+def scope_query(
+    tables: Sequence[CatalogEntry], first: Month, last: Month, cols: TableColumns | None = None
+) -> HistoryQuery | None:
+    """Every entity of ``tables`` from ``first`` to ``last``: one scan per year table."""
+    cols = cols or default_columns()
     selects: list[exp.Select] = []
     params: list[object] = []
     for table in tables:
         lo, hi = max(first, Month(table.year, 1)), min(last, Month(table.year, 12))
         if hi < lo:
             continue
-        selects.append(_select(table, _months()))
+        selects.append(_select(table, _months(cols), cols))
         params += [table.city, table.district, lo.first_day, hi.first_day]
-    return _union(selects, params)
+    return _union(selects, params, cols)
 
 
-def _union(selects: list[exp.Select], params: list[object]) -> HistoryQuery | None:
+def _union(
+    selects: list[exp.Select], params: list[object], cols: TableColumns
+) -> HistoryQuery | None:
     if not selects:
         return None
     query: exp.Query = selects[0]
     for select in selects[1:]:
         query = exp.union(query, select, distinct=False)
-    query = query.order_by("city", "district", "project_name", "month")
+    query = query.order_by("city", "district", cols.entity, cols.month)
     return HistoryQuery(query, tuple(params))

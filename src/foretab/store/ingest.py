@@ -18,11 +18,12 @@ from pathlib import Path
 import pandas as pd
 
 import foretab
+from foretab.corpus.schema import CorpusSchema, default_schema
 from foretab.errors import IngestError, StoreError
 from foretab.months import Month
 from foretab.store.layout import SideLayout, split
 from foretab.store.location import StoreLocation
-from foretab.store.naming import GENERATION_KEY, SIDE_KEY
+from foretab.store.naming import GENERATION_KEY, SCHEMA_KEY, SIDE_KEY
 from foretab.store.swap import swap_in
 from foretab.store.validate import CleanCorpus, clean, read_table
 from foretab.store.writers import ensure_database, write_duckdb, write_postgres
@@ -52,11 +53,18 @@ def ingest_path(
     db: str,
     reference_month: Month | None = None,
     *,
+    schema: CorpusSchema | None = None,
     progress: TableProgress | None = None,
 ) -> IngestSummary:
-    """Ingest a CSV (gzip allowed) or Parquet file into the store at ``db``."""
+    """Ingest a CSV (gzip allowed) or Parquet file into the store at ``db``.
+
+    ``schema`` says which columns hold the entity levels, the month and the measures, and
+    how tables are named; the real-estate schema by default.
+    """
     path = Path(path)
-    return _ingest(clean(read_table(path), str(path)), db, reference_month, str(path), progress)
+    schema = schema or default_schema()
+    corpus = clean(read_table(path), str(path), schema)
+    return _ingest(corpus, db, reference_month, str(path), progress, schema)
 
 
 def ingest_frame(
@@ -65,18 +73,19 @@ def ingest_frame(
     reference_month: Month | None = None,
     *,
     source: str = "<dataframe>",
+    schema: CorpusSchema | None = None,
     progress: TableProgress | None = None,
 ) -> IngestSummary:
     """Ingest an in-memory long table (same columns as a file)."""
+    schema = schema or default_schema()
     raw = frame.copy()
+    textual_columns = {lv.column for lv in schema.levels} | {schema.time.column}
+    textual_columns |= {m.column for m in schema.measures if m.integer}
     for col in raw.columns:
-        textual = (
-            col in {"city", "district", "project", "month", "units_sold"}
-            or raw[col].dtype == object
-        )
+        textual = col in textual_columns or raw[col].dtype == object
         if textual and not pd.api.types.is_datetime64_any_dtype(raw[col]):
             raw[col] = raw[col].astype("string").fillna("")
-    return _ingest(clean(raw, source), db, reference_month, source, progress)
+    return _ingest(clean(raw, source, schema), db, reference_month, source, progress, schema)
 
 
 def _ingest(
@@ -85,12 +94,14 @@ def _ingest(
     reference: Month | None,
     source: str,
     progress: TableProgress | None,
+    schema: CorpusSchema,
 ) -> IngestSummary:
     started = time.perf_counter()
     location = StoreLocation.parse(db)
     reference = _reference_in_range(corpus, reference, source)
-    history, future = split(corpus, reference)
+    history, future = split(corpus, reference, schema)
     meta = {
+        SCHEMA_KEY: schema.to_json(),
         # Both sides of one ingest share it: a reader can tell a mix from a store.
         GENERATION_KEY: uuid.uuid4().hex,
         "reference_month": reference.iso if reference else "",

@@ -6,12 +6,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from foretab.corpus.schema import SLOTS, CorpusSchema, TableColumns, default_schema, snake
 from foretab.months import Month
 from foretab.store.catalog import CatalogEntry
-from foretab.store.naming import caption, snake, table_name
 from foretab.store.validate import CleanCorpus
 
-STANDARD_COLUMNS = ("project_name", "month", "price", "units_sold")
 # Extra input columns that describe the place rather than the project-month; they go to the
 # projects table (for entity linking) as well as staying on every row.
 ALIAS_COLUMNS = {"project_zh": "project_zh", "city_zh": "city_zh", "district_zh": "district_zh"}
@@ -21,22 +20,23 @@ ALIAS_COLUMNS = {"project_zh": "project_zh", "city_zh": "city_zh", "district_zh"
 class SideLayout:
     """Everything one store (history or future) will hold."""
 
-    rows: pd.DataFrame  # _table, project_name, month (YYYY-MM-01), price, units_sold, extras…
+    rows: pd.DataFrame  # _table, <leaf>, month (YYYY-MM-01), <measures>, extras…
     tables: tuple[CatalogEntry, ...]
     projects: pd.DataFrame  # city, district, project, first_month, last_month, n_months, *_zh
     extra_columns: tuple[str, ...]  # SQL column names of the extras, in order
+    columns: TableColumns
 
     @property
     def n_rows(self) -> int:
         return len(self.rows)
 
 
-def extra_column_names(extras: tuple[str, ...]) -> dict[str, str]:
+def extra_column_names(extras: tuple[str, ...], standard: tuple[str, ...]) -> dict[str, str]:
     """Input column → SQL column name (snake case, never clashing with the standard ones)."""
     names: dict[str, str] = {}
     for col in extras:
         name = snake(col) or "extra"
-        if name in STANDARD_COLUMNS or name[0].isdigit():
+        if name in standard or name[0].isdigit():
             name = f"extra_{name}"
         while name in names.values():
             name += "_"
@@ -44,31 +44,38 @@ def extra_column_names(extras: tuple[str, ...]) -> dict[str, str]:
     return names
 
 
-def split(corpus: CleanCorpus, reference: Month | None) -> tuple[SideLayout, SideLayout | None]:
+def split(
+    corpus: CleanCorpus, reference: Month | None, schema: CorpusSchema | None = None
+) -> tuple[SideLayout, SideLayout | None]:
     """History (months ≤ R; everything without R) and future (months > R, or None)."""
+    schema = schema or default_schema()
     frame = corpus.frame
     if reference is None:
-        return _side(frame, corpus.extra_columns), None
+        return _side(frame, corpus.extra_columns, schema), None
     is_history = frame["month"] <= reference.iso
-    history = _side(frame[is_history], corpus.extra_columns)
+    history = _side(frame[is_history], corpus.extra_columns, schema)
     future_rows = frame[~is_history]
-    future = _side(future_rows, corpus.extra_columns) if len(future_rows) else None
+    future = _side(future_rows, corpus.extra_columns, schema) if len(future_rows) else None
     return history, future
 
 
-def _side(frame: pd.DataFrame, extras: tuple[str, ...]) -> SideLayout:
-    names = extra_column_names(extras)
+def _side(frame: pd.DataFrame, extras: tuple[str, ...], schema: CorpusSchema) -> SideLayout:
+    columns = schema.columns
+    names = extra_column_names(extras, columns.standard)
     year = frame["month"].str.slice(0, 4).astype(int)
     keys = pd.DataFrame({"city": frame["city"], "district": frame["district"], "year": year})
+    group_slots = [(slot, level.name) for slot in SLOTS[:-1] if (level := schema.slot_level(slot))]
     specs: list[CatalogEntry] = []
     table_of_row = pd.Series("", index=frame.index, dtype=object)
     for (city, district, yr), idx in keys.groupby(["city", "district", "year"]).groups.items():
-        name = table_name(str(district), str(city), int(yr))
+        slot_values = {"city": str(city), "district": str(district)}
+        groups = {name: slot_values[slot] for slot, name in group_slots}
+        name = schema.table_name(groups, int(yr))
         table_of_row.loc[idx] = name
         specs.append(
             CatalogEntry(
                 name,
-                caption(str(district), str(city), int(yr)),
+                schema.caption(groups, int(yr)),
                 str(city),
                 str(district),
                 int(yr),
@@ -78,12 +85,13 @@ def _side(frame: pd.DataFrame, extras: tuple[str, ...]) -> SideLayout:
     rows = pd.DataFrame(
         {
             "_table": table_of_row,
-            "project_name": frame["project"],
-            "month": frame["month"] + "-01",
-            "price": frame["avg_price"],
-            "units_sold": frame["units_sold"],
+            columns.entity: frame["project"],
+            columns.month: frame["month"] + "-01",
+            columns.value: frame["avg_price"],
         }
     )
+    if columns.summed:
+        rows[columns.summed] = frame["units_sold"]
     for col, sql_name in names.items():
         rows[sql_name] = frame[col]
     return SideLayout(
@@ -91,6 +99,7 @@ def _side(frame: pd.DataFrame, extras: tuple[str, ...]) -> SideLayout:
         tables=tuple(sorted(specs, key=lambda s: (s.city, s.district, s.year))),
         projects=_projects(frame),
         extra_columns=tuple(names.values()),
+        columns=columns,
     )
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 
-TABLE_PREFIX = "project_price_table_"
+from foretab.corpus.schema import default_schema, snake
+
+__all__ = ["is_table_name", "snake", "table_name"]
+
 CATALOG_TABLE = "foretab_catalog"
 PROJECTS_TABLE = "foretab_projects"
 META_TABLE = "foretab_meta"
@@ -14,32 +16,30 @@ ARTIFACTS_TABLE = "foretab_artifacts"
 SIDE_KEY = "side"
 # foretab_meta key shared by the two sides of one ingest.
 GENERATION_KEY = "generation"
-
-
-def snake(text: str) -> str:
-    """``"Bao'an District"`` -> ``"baoan_district"``: ASCII, lower case, underscores."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    ascii_text = ascii_text.replace("'", "").replace("\u2019", "")
-    return re.sub(r"[^a-z0-9]+", "_", ascii_text.lower()).strip("_")
+# foretab_meta key holding the corpus schema (JSON); absent in stores of foretab ≤ 0.x: the
+# real-estate default.
+SCHEMA_KEY = "schema"
 
 
 def table_name(district: str, city: str, year: int) -> str:
-    """``project_price_table_jiangning_district_nanjing_2021``."""
-    return f"{TABLE_PREFIX}{snake(district)}_{snake(city)}_{year}"
+    """A table of the default (real-estate) schema, e.g. for examples and the demo."""
+    return default_schema().table_name({"city": city, "district": district}, year)
 
 
-def caption(district: str, city: str, year: int) -> str:
-    """``Project Price Table for Jiangning District, Nanjing, 2021``."""
-    return f"Project Price Table for {district}, {city}, {year}"
-
-
-_TABLE_NAME = re.compile(rf"{TABLE_PREFIX}[a-z0-9]+(?:_[a-z0-9]+)*")
+# ``<letters, digits, underscores>_<year>`` and nothing foretab or a database keeps for
+# itself: the shape every corpus schema's table template produces.
+_TABLE_NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*_\d{4}")
+_RESERVED = ("foretab_", "pg_", "sqlite_", "duckdb_", "information_schema", "sys")
 
 
 def is_table_name(name: object) -> bool:
-    """Whether ``name`` is a price-table name foretab's ingest could have written.
+    """Whether ``name`` is a data-table name foretab's ingest could have written.
 
     A store from elsewhere is untrusted: a catalog row naming ``foretab_meta``,
     ``pg_settings`` or SQL text must never become a table the guard allows or foretab reads.
     """
-    return isinstance(name, str) and _TABLE_NAME.fullmatch(name) is not None
+    return (
+        isinstance(name, str)
+        and _TABLE_NAME.fullmatch(name) is not None
+        and not name.startswith(_RESERVED)
+    )

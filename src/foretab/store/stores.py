@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from foretab.backend import column, param, table
+from foretab.corpus.schema import CorpusSchema, SchemaError, default_schema
 from foretab.errors import QueryError, StoreError
 from foretab.months import Month
 from foretab.store.catalog import CatalogEntry, ProjectEntry
@@ -22,6 +23,7 @@ from foretab.store.naming import (
     GENERATION_KEY,
     META_TABLE,
     PROJECTS_TABLE,
+    SCHEMA_KEY,
     SIDE_KEY,
     is_table_name,
 )
@@ -52,6 +54,11 @@ class _Store:
             raise
         ref = self.meta.get("reference_month", "")
         self.reference_month: Month | None = Month.parse(ref) if ref else None
+        try:
+            self.schema: CorpusSchema = _schema_of(self.location, self.meta)
+        except SchemaError as exc:
+            self._conn.close()
+            raise StoreError(exc.message) from None
         self._catalog: list[CatalogEntry] | None = None
         self._projects: list[ProjectEntry] | None = None
         try:
@@ -81,7 +88,9 @@ class _Store:
             query = _select(CATALOG_TABLE, *columns).order_by(
                 column("city"), column("district"), column("year")
             )
-            self._catalog = [_catalog_entry(self.location, row) for row in self._rows(query)]
+            self._catalog = [
+                _catalog_entry(self.location, row, self.schema) for row in self._rows(query)
+            ]
         return self._catalog
 
     def projects(self) -> list[ProjectEntry]:
@@ -110,19 +119,24 @@ class _Store:
         return self._projects
 
     def panel(self) -> pd.DataFrame:
-        """Every observation: ``city, district, project, month (YYYY-MM), price``."""
+        """Every observation of the primary measure: ``city, district, project, month, price``.
+
+        ``month`` is ``YYYY-MM``; the column names are the engine's slots, whatever the
+        corpus schema calls them in the tables.
+        """
         import pandas as pd
 
         entries = self.catalog()
         if not entries:
             return pd.DataFrame(columns=["city", "district", "project", "month", "price"])
+        cols = self.schema.columns
         selects = [
             exp.select(
                 exp.alias_(exp.cast(param(), "text"), "city"),
                 exp.alias_(exp.cast(param(), "text"), "district"),
-                exp.alias_(column("project_name"), "project"),
-                column("month"),
-                column("price"),
+                exp.alias_(column(cols.entity), "project"),
+                exp.alias_(column(cols.month), "month"),
+                exp.alias_(column(cols.value), "price"),
             ).from_(table(e.table_name))
             for e in entries
         ]
@@ -268,18 +282,33 @@ def _union_all(selects: list[exp.Select]) -> exp.Query:
     return exp.union(_union_all(selects[:middle]), _union_all(selects[middle:]), distinct=False)
 
 
-def _catalog_entry(location: StoreLocation, row: tuple[Any, ...]) -> CatalogEntry:
+def _schema_of(location: StoreLocation, meta: dict[str, str]) -> CorpusSchema:
+    """The store's corpus schema (validated data), or the real-estate default."""
+    text = meta.get(SCHEMA_KEY)
+    if not text:
+        return default_schema()
+    return CorpusSchema.from_json(text, location.describe("history"))
+
+
+def _catalog_entry(
+    location: StoreLocation, row: tuple[Any, ...], schema: CorpusSchema
+) -> CatalogEntry:
     """One catalog row, checked: a store from elsewhere may hold anything in it."""
     name, caption, city, district, year, n_rows = row
-    texts_ok = all(isinstance(v, str) and v.strip() for v in (caption, city, district))
+    # A slot the schema has no level for is empty; a level's value never is.
+    slots_ok = all(
+        isinstance(v, str) and (bool(v.strip()) == (schema.slot_level(slot) is not None))
+        for slot, v in (("city", city), ("district", district))
+    )
+    texts_ok = isinstance(caption, str) and bool(caption.strip()) and slots_ok
     numbers_ok = (
         isinstance(year, int) and 1 <= year <= 9999 and isinstance(n_rows, int) and n_rows >= 0
     )
     if not (is_table_name(name) and texts_ok and numbers_ok):
         raise StoreError(
             f"{location.describe('history')} has an invalid {CATALOG_TABLE} row {row!r:.200}: "
-            "each row must name a project_price_table_… table with a caption, city, district "
-            "and year. The store was not written by foretab; rebuild it with "
+            "each row must name a data table (…_YYYY) with a caption, its entity levels and "
+            "year. The store was not written by foretab; rebuild it with "
             "`foretab ingest PATH --db DB`."
         )
     return CatalogEntry(name, caption, city, district, year, n_rows)

@@ -9,10 +9,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from foretab.corpus.schema import (
+    SLOTS,
+    CorpusSchema,
+    Measure,
+    TimeColumn,
+    default_schema,
+    snake,
+)
 from foretab.errors import IngestError
-from foretab.store.naming import table_name
 
-REQUIRED = ("city", "district", "project", "month", "avg_price")
 KEY = ("city", "district", "project", "month")
 MAX_IDENTIFIER = 63  # PostgreSQL truncates longer identifiers; refuse rather than collide.
 _MONTH = r"^\d{4}-(0[1-9]|1[0-2])$"
@@ -24,7 +30,7 @@ MAX_COLUMNS = 64
 MAX_NAME_CHARS = 200  # city, district, project
 MAX_EXTRA_CHARS = 1_000  # any other text column
 FIRST_YEAR, LAST_YEAR = 1900, 2100
-MAX_PRICE = 1e12
+MAX_VALUE = 1e12
 MAX_UNITS = 2**31 - 1  # stored as INTEGER
 
 
@@ -129,21 +135,40 @@ def _check_parquet(path: Path) -> None:
         )
 
 
-def clean(raw: pd.DataFrame, source: str) -> CleanCorpus:
-    """Check and type the columns; raise ``IngestError`` at the first bad row."""
+def clean(raw: pd.DataFrame, source: str, schema: CorpusSchema | None = None) -> CleanCorpus:
+    """Check and type the schema's columns; raise ``IngestError`` at the first bad row.
+
+    The result uses the engine's slot names (``city``, ``district``, ``project``; a slot the
+    schema has no level for is empty), ``month`` and ``avg_price``/``units_sold`` for the
+    primary and summed measures; messages name the input's own columns.
+    """
+    schema = schema or default_schema()
     if raw.empty:
-        raise IngestError(f"{source}: no data rows; expected one row per project-month.")
+        raise IngestError(f"{source}: no data rows; expected one row per {schema.leaf.name}-month.")
     raw = raw.rename(columns=lambda c: str(c).strip())
-    missing = [c for c in REQUIRED if c not in raw.columns]
+    summed = schema.summed
+    required = [lv.column for lv in schema.levels] + [schema.time.column, schema.primary.column]
+    if summed is not None and summed.required:
+        required.append(summed.column)
+    missing = [c for c in required if c not in raw.columns]
     if missing:
+        optional = (
+            f" ({summed.column} optional)" if summed is not None and not summed.required else ""
+        )
         raise IngestError(
-            f"{source}: missing column(s) {', '.join(missing)}; the header must include "
-            f"{', '.join(REQUIRED)} (units_sold optional)."
+            f"{source}: missing column(s) {', '.join(missing)}; the {schema.name} schema needs "
+            f"{', '.join(required)}{optional}. Map other column names with --schema FILE or "
+            "--entity/--time/--measure."
         )
     if len(raw.columns) > MAX_COLUMNS:
         raise IngestError(f"{source}: {len(raw.columns)} columns; at most {MAX_COLUMNS}.")
     frame = pd.DataFrame(index=raw.index)
-    for col in ("city", "district", "project"):
+    for slot in SLOTS:
+        level = schema.slot_level(slot)
+        if level is None:
+            frame[slot] = ""
+            continue
+        col = level.column
         text = raw[col].astype("string").str.strip()
         bad = text.isna() | (text == "")
         _fail_if(bad, source, col, raw[col], "is empty; every row needs a value")
@@ -154,14 +179,16 @@ def clean(raw: pd.DataFrame, source: str) -> CleanCorpus:
             text.str.slice(0, 40) + "…",
             f"is longer than {MAX_NAME_CHARS} characters",
         )
-        frame[col] = text.astype(str)
-    frame["month"] = _months(raw["month"], source)
-    frame["avg_price"] = _prices(raw["avg_price"], source)
-    if "units_sold" in raw.columns:
-        frame["units_sold"] = _units(raw["units_sold"], source)
+        frame[slot] = text.astype(str)
+    frame["month"] = _months(raw[schema.time.column], source, schema.time)
+    frame["avg_price"] = _values(raw[schema.primary.column], source, schema.primary)
+    if summed is not None and summed.column in raw.columns:
+        frame["units_sold"] = _units(raw[summed.column], source, summed)
     else:
         frame["units_sold"] = pd.array([pd.NA] * len(raw), dtype="Int64")
-    extras = tuple(c for c in raw.columns if c not in (*REQUIRED, "units_sold"))
+    used = {*required, *(m.column for m in schema.measures)}
+    aliases = {lv.alias_column: f"{slot}_zh" for slot in SLOTS if (lv := schema.slot_level(slot))}
+    extras = tuple(c for c in raw.columns if c not in used)
     for col in extras:
         text = raw[col].astype("string").fillna("")
         _fail_if(
@@ -172,8 +199,11 @@ def clean(raw: pd.DataFrame, source: str) -> CleanCorpus:
             f"is longer than {MAX_EXTRA_CHARS} characters",
         )
         frame[col] = text.astype(str)
-    frame, dropped = _deduplicate(frame, source)
-    _check_names(frame, source)
+    for col, alias in aliases.items():
+        if col and col in raw.columns and alias not in frame.columns:
+            frame[alias] = frame[col]  # the engine finds other names under its slot's alias
+    frame, dropped = _deduplicate(frame, source, schema)
+    _check_names(frame, source, schema)
     return CleanCorpus(frame.reset_index(drop=True), extras, dropped)
 
 
@@ -190,47 +220,69 @@ def _fail_if(bad: pd.Series, source: str, column: str, values: pd.Series, why: s
         )
 
 
-def _months(values: pd.Series, source: str) -> pd.Series:
+def _months(values: pd.Series, source: str, time: TimeColumn) -> pd.Series:
     if pd.api.types.is_datetime64_any_dtype(values):
         return values.dt.strftime("%Y-%m")
+    if time.format:
+        # A date stands for its month ("Jan 1 2000" -> 2000-01).
+        dates = pd.to_datetime(
+            values.astype("string").str.strip(), format=time.format, errors="coerce"
+        )
+        why = f"is not a date in the form {time.format!r}"
+        _fail_if(dates.isna(), source, time.column, values, why)
+        values = dates.dt.strftime("%Y-%m")
     text = values.astype("string").str.strip()
     # Accept a first-of-month date too ("2021-03-01"): common in exports.
     text = text.str.replace(r"^(\d{4}-\d{2})-01$", r"\1", regex=True)
     bad = ~text.fillna("").str.match(_MONTH)
-    _fail_if(bad, source, "month", values, "is not a month in YYYY-MM form (e.g. 2021-03)")
+    _fail_if(bad, source, time.column, values, "is not a month in YYYY-MM form (e.g. 2021-03)")
     year = text.str.slice(0, 4).astype(int)
     _fail_if(
         (year < FIRST_YEAR) | (year > LAST_YEAR),
         source,
-        "month",
+        time.column,
         values,
         f"is outside {FIRST_YEAR}-01..{LAST_YEAR}-12",
     )
     return text.astype(str)
 
 
-def _prices(values: pd.Series, source: str) -> pd.Series:
+def _values(values: pd.Series, source: str, measure: Measure) -> pd.Series:
+    col = measure.column
     numbers = pd.to_numeric(values, errors="coerce")
     bad = numbers.isna() | ~np.isfinite(numbers.astype(float))
-    _fail_if(bad, source, "avg_price", values, "is not a number")
-    _fail_if(numbers < 0, source, "avg_price", values, "is negative; prices must be ≥ 0")
-    _fail_if(numbers > MAX_PRICE, source, "avg_price", values, f"is above {MAX_PRICE:g}")
+    _fail_if(bad, source, col, values, "is not a number")
+    _check_sign(numbers, values, source, measure)
+    _fail_if(numbers.abs() > MAX_VALUE, source, col, values, f"is above {MAX_VALUE:g} in size")
     return numbers.astype(float)
 
 
-def _units(values: pd.Series, source: str) -> pd.Series:
+def _check_sign(numbers: pd.Series, values: pd.Series, source: str, measure: Measure) -> None:
+    name = f"{measure.name} values"
+    if measure.sign == "nonnegative":
+        _fail_if(numbers < 0, source, measure.column, values, f"is negative; {name} must be ≥ 0")
+    elif measure.sign == "positive":
+        _fail_if(
+            numbers <= 0, source, measure.column, values, f"is not positive; {name} must be > 0"
+        )
+
+
+def _units(values: pd.Series, source: str, measure: Measure) -> pd.Series:
+    col = measure.column
     text = values.astype("string").str.strip()
     blank = text.isna() | (text == "")
     # As floats first: a huge value must be refused, not wrapped to INT64's minimum.
     numbers = pd.to_numeric(text.where(~blank), errors="coerce").astype("Float64")
     bad = ~blank & (numbers.isna() | (numbers % 1 != 0))
-    _fail_if(bad, source, "units_sold", values, "is not a whole number (leave it blank if unknown)")
-    _fail_if(numbers < 0, source, "units_sold", values, "is negative")
-    _fail_if(numbers > MAX_UNITS, source, "units_sold", values, f"is above {MAX_UNITS:,}")
+    _fail_if(bad, source, col, values, "is not a whole number (leave it blank if unknown)")
+    _check_sign(numbers.fillna(0), values, source, measure)
+    _fail_if(numbers > MAX_UNITS, source, col, values, f"is above {MAX_UNITS:,}")
     return numbers.astype("Int64")
 
 
-def _deduplicate(frame: pd.DataFrame, source: str) -> tuple[pd.DataFrame, int]:
+def _deduplicate(
+    frame: pd.DataFrame, source: str, schema: CorpusSchema
+) -> tuple[pd.DataFrame, int]:
     dup_key = frame.duplicated(list(KEY), keep=False)
     if not dup_key.any():
         return frame, 0
@@ -242,30 +294,34 @@ def _deduplicate(frame: pd.DataFrame, source: str) -> tuple[pd.DataFrame, int]:
         first = rows.iloc[0]
         same = rows[(rows[list(KEY)] == first[list(KEY)]).all(axis=1)]
         lines = ", ".join(str(_row(i)) for i in same.index[:2])
+        names = " / ".join(str(first[slot]) for slot in SLOTS if schema.slot_level(slot))
         raise IngestError(
-            f"{source}, rows {lines}: duplicate project-month "
-            f"({first['city']} / {first['district']} / {first['project']} / {first['month']}) "
-            "with different values; keep one row per project and month."
+            f"{source}, rows {lines}: duplicate {schema.leaf.name}-month "
+            f"({names} / {first['month']}) with different values; keep one row per "
+            f"{schema.leaf.name} and month."
         )
     return remaining, int(exact.sum())
 
 
-def _check_names(frame: pd.DataFrame, source: str) -> None:
-    seen: dict[str, tuple[str, str]] = {}
-    for city, district in frame[["city", "district"]].drop_duplicates().itertuples(index=False):
-        name = table_name(district, city, 2000)[:-5]
-        if not name.removeprefix("project_price_table_").strip("_"):
-            raise IngestError(
-                f"{source}: district {district!r} of {city!r} has no letters or digits to name a table."
-            )
+def _check_names(frame: pd.DataFrame, source: str, schema: CorpusSchema) -> None:
+    """Every group of tables gets a distinct, valid SQL name."""
+    slots = [slot for slot in SLOTS[:-1] if schema.slot_level(slot) is not None]
+    seen: dict[str, tuple[str, ...]] = {}
+    groups = frame[slots].drop_duplicates().itertuples(index=False) if slots else [()]
+    for values in groups:
+        named = {schema.slot_level(s).name: str(v) for s, v in zip(slots, values, strict=True)}  # type: ignore[union-attr]
+        label = ", ".join(repr(v) for v in reversed(named.values()))
+        name = schema.table_name(named, 2000)[:-5]
+        if any(not snake(v) for v in named.values()):
+            raise IngestError(f"{source}: {label} has no letters or digits to name a table.")
         if len(name) + 5 > MAX_IDENTIFIER:
             raise IngestError(
-                f"{source}: table name {name}_YYYY for {district!r}, {city!r} is longer than "
-                f"{MAX_IDENTIFIER} characters; shorten the district or city name."
+                f"{source}: table name {name}_YYYY for {label} is longer than "
+                f"{MAX_IDENTIFIER} characters; shorten the names."
             )
-        other = seen.setdefault(name, (city, district))
-        if other != (city, district):
+        other = seen.setdefault(name, tuple(named.values()))
+        if other != tuple(named.values()):
             raise IngestError(
-                f"{source}: {other[1]!r}, {other[0]!r} and {district!r}, {city!r} map to the "
+                f"{source}: {', '.join(map(repr, reversed(other)))} and {label} map to the "
                 f"same table name {name}_YYYY; rename one of them."
             )

@@ -46,12 +46,15 @@ def write_duckdb(
         conn.execute("CREATE TEMP TABLE incoming_rows AS SELECT * FROM incoming_frame")
         conn.unregister("incoming_frame")
         extras = "".join(f', CAST("{c}" AS VARCHAR) AS "{c}"' for c in layout.extra_columns)
+        # Column names come from the corpus schema (validated identifiers), quoted anyway.
+        cols = layout.columns
+        casts = [(cols.entity, "VARCHAR"), (cols.month, "DATE"), (cols.value, "DOUBLE")]
+        casts += [(cols.summed, "INTEGER")] if cols.summed else []
+        select = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t in casts)
         for spec in layout.tables:
             conn.execute(
-                f'CREATE TABLE "{spec.table_name}" AS SELECT CAST(project_name AS VARCHAR) AS '
-                "project_name, CAST(month AS DATE) AS month, CAST(price AS DOUBLE) AS price, "
-                f"CAST(units_sold AS INTEGER) AS units_sold{extras} FROM incoming_rows "
-                "WHERE _table = ? ORDER BY project_name, month",
+                f'CREATE TABLE "{spec.table_name}" AS SELECT {select}{extras} FROM incoming_rows '
+                f'WHERE _table = ? ORDER BY "{cols.entity}", "{cols.month}"',
                 [spec.table_name],
             )
             progress(spec.table_name)
@@ -106,17 +109,22 @@ def write_postgres(
         if layout is None:
             return
         extras = [sql.SQL(", {} TEXT").format(sql.Identifier(c)) for c in layout.extra_columns]
-        columns = ["project_name", "month", "price", "units_sold", *layout.extra_columns]
+        cols = layout.columns
+        columns = [*cols.standard, *layout.extra_columns]
+        types = [(cols.entity, "TEXT"), (cols.month, "DATE"), (cols.value, "DOUBLE PRECISION")]
+        types += [(cols.summed, "INTEGER")] if cols.summed else []
+        definitions = sql.SQL(", ").join(
+            sql.SQL("{} {}").format(sql.Identifier(c), sql.SQL(t)) for c, t in types
+        )
         groups = dict(tuple(layout.rows.groupby("_table", sort=False)))
         for spec in layout.tables:
             ident = sql.Identifier(spec.table_name)
             conn.execute(
-                sql.SQL(
-                    "CREATE TABLE {} (project_name TEXT, month DATE, price DOUBLE PRECISION, "
-                    "units_sold INTEGER{})"
-                ).format(ident, sql.SQL("").join(extras))
+                sql.SQL("CREATE TABLE {} ({}{})").format(
+                    ident, definitions, sql.SQL("").join(extras)
+                )
             )
-            part = groups[spec.table_name].sort_values(["project_name", "month"])
+            part = groups[spec.table_name].sort_values([cols.entity, cols.month])
             with conn.cursor().copy(
                 sql.SQL("COPY {} ({}) FROM STDIN").format(
                     ident, sql.SQL(", ").join(map(sql.Identifier, columns))

@@ -1,0 +1,327 @@
+"""``CorpusSchema``: entity levels, time column, measures and table templates of a corpus.
+
+A schema is data (TOML on disk, JSON in the store's ``foretab_meta``), validated by
+pydantic: a store from someone else carries its schema, so every field is checked and the
+templates may only name the schema's own levels and ``year`` — no attribute access, no
+format specs (``str.format`` on ``{level.__class__}`` would otherwise reach Python objects).
+
+The question engine knows entities by position, outermost first, mapped onto three slots
+(``city``, ``district``, ``project`` in the engine's types; a one-level schema such as
+``symbol`` fills only the last) and two measure roles: the primary measure (the first; a
+mean over a window, forecast) and an optional summed one (``units`` in the plan language).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from foretab.errors import ForetabError
+
+_IDENTIFIER = re.compile(r"[a-z][a-z0-9_]{0,39}")
+# Table names are ``<fixed text and snake-cased level values>_<year>``; foretab's own tables
+# and every system catalog are out of reach of any template.
+_RESERVED_PREFIXES = ("foretab_", "pg_", "sqlite_", "duckdb_", "information_schema", "sys")
+SLOTS = ("city", "district", "project")  # the engine's entity slots, outermost first
+
+
+class SchemaError(ForetabError):
+    """A corpus schema (file, flags or a store's stored copy) is not valid."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableColumns:
+    """The SQL columns every data table has, as the corpus schema names them."""
+
+    entity: str  # the leaf level, e.g. project_name or symbol
+    month: str
+    value: str  # the primary measure, e.g. price
+    summed: str | None  # the summed measure (units_sold), when the schema has one
+
+    @property
+    def standard(self) -> tuple[str, ...]:
+        return tuple(c for c in (self.entity, self.month, self.value, self.summed) if c)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Level(_Frozen):
+    """One entity level, e.g. ``district``: its input column and the words that name it."""
+
+    name: str = Field(pattern=_IDENTIFIER.pattern)
+    plural: str = ""
+    column: str = Field(min_length=1, max_length=100)
+    alias_column: str | None = None  # e.g. ``project_zh``: another name of the same entity
+    sql_column: str | None = Field(None, pattern=_IDENTIFIER.pattern)  # leaf level only
+    words_en: tuple[str, ...] = ()
+    words_zh: tuple[str, ...] = ()
+
+    @property
+    def plural_name(self) -> str:
+        return self.plural or f"{self.name}s"
+
+
+class Measure(_Frozen):
+    """One measured column, e.g. the average price: unit, window aggregation, sign."""
+
+    name: str = Field(min_length=1, max_length=40)
+    column: str = Field(min_length=1, max_length=100)
+    sql_column: str = Field(pattern=_IDENTIFIER.pattern)
+    unit: str = Field("", max_length=20)
+    decimals: int | None = Field(None, ge=0, le=6)
+    aggregation: Literal["mean", "sum"] = "mean"
+    sign: Literal["any", "nonnegative", "positive"] = "any"
+    integer: bool = False
+    required: bool = True
+    forecast: bool = False
+    synonyms_en: tuple[str, ...] = ()
+    synonyms_zh: tuple[str, ...] = ()
+
+
+class TimeColumn(_Frozen):
+    """The monthly time column; ``format`` (strftime) when it is not ``YYYY-MM[-01]``."""
+
+    column: str = Field(min_length=1, max_length=100)
+    format: str | None = Field(None, max_length=40)
+
+
+class TableTemplates(_Frozen):
+    """How tables are named and captioned: ``{level}`` placeholders and ``{year}``."""
+
+    name: str = Field(min_length=6, max_length=120)
+    caption: str = Field(min_length=6, max_length=200)
+
+
+class CorpusSchema(_Frozen):
+    """Everything the store, the planner and the answers need to know about a corpus."""
+
+    name: str = Field(min_length=1, max_length=60)
+    time: TimeColumn
+    levels: tuple[Level, ...] = Field(min_length=1, max_length=3)
+    measures: tuple[Measure, ...] = Field(min_length=1, max_length=2)
+    tables: TableTemplates
+
+    @field_validator("measures")
+    @classmethod
+    def _measure_roles(cls, measures: tuple[Measure, ...]) -> tuple[Measure, ...]:
+        if measures[0].aggregation != "mean" or not measures[0].required:
+            raise ValueError("the first measure is the primary one: aggregation 'mean', required")
+        if len(measures) == 2 and measures[1].aggregation != "sum":
+            raise ValueError("a second measure must be summed over a window (aggregation 'sum')")
+        return measures
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CorpusSchema:
+        names = [level.name for level in self.levels]
+        if len(set(names)) != len(names) or "year" in names:
+            raise ValueError("level names must be distinct and not 'year'")
+        if any(level.sql_column for level in self.levels[:-1]):
+            raise ValueError("only the last (leaf) level has a sql_column")
+        inputs = [self.time.column, *(lv.column for lv in self.levels)]
+        inputs += [m.column for m in self.measures]
+        if len(set(inputs)) != len(inputs):
+            raise ValueError(f"input columns must be distinct, got {inputs}")
+        sql = [self.leaf_sql_column, "month", *(m.sql_column for m in self.measures)]
+        if len(set(sql)) != len(sql):
+            raise ValueError(f"SQL column names must be distinct (and not 'month'), got {sql}")
+        groups = {lv.name for lv in self.levels[:-1]}
+        _check_template(self.tables.name, groups, "tables.name", table_name=True)
+        _check_template(self.tables.caption, groups, "tables.caption")
+        return self
+
+    # -- roles -------------------------------------------------------------------------------
+
+    @property
+    def leaf(self) -> Level:
+        return self.levels[-1]
+
+    @property
+    def groups(self) -> tuple[Level, ...]:
+        """The levels above the leaf: one table per combination of their values and year."""
+        return self.levels[:-1]
+
+    @property
+    def leaf_sql_column(self) -> str:
+        return self.leaf.sql_column or _sql_name(self.leaf.column)
+
+    @property
+    def primary(self) -> Measure:
+        return self.measures[0]
+
+    @property
+    def summed(self) -> Measure | None:
+        return self.measures[1] if len(self.measures) == 2 else None
+
+    @property
+    def columns(self) -> TableColumns:
+        summed = self.summed.sql_column if self.summed else None
+        return TableColumns(self.leaf_sql_column, "month", self.primary.sql_column, summed)
+
+    def slot_level(self, slot: str) -> Level | None:
+        """The level filling an engine slot (``city``/``district``/``project``), or None."""
+        offset = len(SLOTS) - len(self.levels)
+        index = SLOTS.index(slot) - offset
+        return self.levels[index] if index >= 0 else None
+
+    # -- names ------------------------------------------------------------------------------
+
+    def table_name(self, groups: dict[str, str], year: int) -> str:
+        """The table of one group (level name → value) and year, in snake case."""
+        return self.tables.name.format(**{k: snake(v) for k, v in groups.items()}, year=year)
+
+    def caption(self, groups: dict[str, str], year: int) -> str:
+        return self.tables.caption.format(**groups, year=year)
+
+    def to_json(self) -> str:
+        return self.model_dump_json(exclude_defaults=False)
+
+    @classmethod
+    def from_json(cls, text: str, where: str) -> CorpusSchema:
+        try:
+            return cls.model_validate(json.loads(text))
+        except (ValueError, ValidationError) as exc:
+            raise SchemaError(
+                f"{where} holds an invalid corpus schema ({_first_error(exc)}); the store was "
+                "not written by this foretab. Rebuild it with `foretab ingest PATH --db DB`."
+            ) from None
+
+
+def snake(text: str) -> str:
+    """``"Bao'an District"`` -> ``"baoan_district"``: ASCII, lower case, underscores."""
+    import unicodedata
+
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    ascii_text = ascii_text.replace("'", "").replace("\u2019", "")
+    return re.sub(r"[^a-z0-9]+", "_", ascii_text.lower()).strip("_")
+
+
+def _sql_name(column: str) -> str:
+    name = snake(column) or "entity"
+    return name if name[0].isalpha() else f"c_{name}"
+
+
+def _check_template(
+    template: str, groups: set[str], where: str, *, table_name: bool = False
+) -> None:
+    fields: list[str] = []
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    for literal, field, spec, conversion in parsed:
+        if table_name and literal and not re.fullmatch(r"[a-z0-9_]*", literal):
+            raise ValueError(f"{where}: only a-z, 0-9 and _ outside placeholders, got {literal!r}")
+        if field is None:
+            continue
+        if spec or conversion or field not in {*groups, "year"}:
+            raise ValueError(
+                f"{where}: placeholder {{{field}}} is not one of "
+                f"{sorted({*groups, 'year'})} (no format specs or attributes)"
+            )
+        fields.append(field)
+    if set(fields) != {*groups, "year"} or len(fields) != len(set(fields)):
+        raise ValueError(f"{where} must name each of {sorted({*groups, 'year'})} exactly once")
+    if table_name:
+        if not template.endswith("_{year}") or not re.match(r"[a-z]", template):
+            raise ValueError(f"{where} must start with a letter and end with _{{year}}")
+        if template.startswith(_RESERVED_PREFIXES):
+            raise ValueError(f"{where} must not start with {', '.join(_RESERVED_PREFIXES)}")
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return f"{where}: {first['msg']}" if where else str(first["msg"])
+    return str(exc)
+
+
+def packaged_schemas() -> dict[str, str]:
+    """Schemas shipped with foretab: name (as ``--schema`` takes it) → TOML text."""
+    folder = resources.files("foretab.corpus")
+    return {
+        entry.name.removesuffix(".toml"): entry.read_text(encoding="utf-8")
+        for entry in folder.iterdir()
+        if entry.name.endswith(".toml")
+    }
+
+
+def load_schema(source: str | Path) -> CorpusSchema:
+    """A packaged schema by name (``realestate``, ``stocks``) or a TOML file."""
+    shipped = packaged_schemas()
+    if isinstance(source, str) and source in shipped:
+        return _parse(shipped[source], f"the packaged schema {source!r}")
+    path = Path(source)
+    if not path.is_file():
+        raise SchemaError(
+            f"--schema {source}: no such file and not a packaged schema; pass a TOML file or "
+            f"one of {', '.join(sorted(shipped))}."
+        )
+    return _parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def _parse(text: str, where: str) -> CorpusSchema:
+    try:
+        return CorpusSchema.model_validate(tomllib.loads(text))
+    except (tomllib.TOMLDecodeError, ValidationError) as exc:
+        raise SchemaError(f"{where}: not a valid corpus schema ({_first_error(exc)}).") from None
+
+
+_DEFAULT: CorpusSchema | None = None
+
+
+def default_schema() -> CorpusSchema:
+    """The real-estate schema: stores ingested without ``--schema`` (and older stores)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = load_schema("realestate")
+    return _DEFAULT
+
+
+def schema_from_mapping(
+    entity: list[str], time: str, measures: list[str], *, time_format: str | None = None
+) -> CorpusSchema:
+    """A schema from ``--entity a,b --time t --measure m[,n]``: names are the columns'."""
+    if not 1 <= len(entity) <= 3:
+        raise SchemaError(
+            f"--entity {','.join(entity)}: give 1 to 3 entity columns, outermost first "
+            "(e.g. --entity region,store)."
+        )
+    if not 1 <= len(measures) <= 2:
+        raise SchemaError(
+            f"--measure {','.join(measures)}: give one measure column, or two where the second "
+            "is summed over a window (e.g. --measure price,units)."
+        )
+    levels = [{"name": _sql_name(c), "column": c} for c in entity]
+    levels[-1]["sql_column"] = _sql_name(entity[-1])
+    rows = [
+        {"name": m, "column": m, "sql_column": _sql_name(m), "aggregation": agg, "forecast": i == 0}
+        for i, (m, agg) in enumerate(zip(measures, ("mean", "sum"), strict=False))
+    ]
+    groups = [lv["name"] for lv in levels[:-1]]
+    measure_word = _sql_name(measures[0])
+    name = "_".join([f"{measure_word}_table", *(f"{{{g}}}" for g in groups), "{year}"])
+    caption = f"{measures[0].replace('_', ' ').title()} Table for " + ", ".join(
+        [*(f"{{{g}}}" for g in reversed(groups)), "{year}"]
+    )
+    data = {
+        "name": f"{measure_word} by {'/'.join(entity)}",
+        "time": {"column": time, "format": time_format},
+        "levels": levels,
+        "measures": rows,
+        "tables": {"name": name, "caption": caption},
+    }
+    try:
+        return CorpusSchema.model_validate(data)
+    except ValidationError as exc:
+        raise SchemaError(f"the column mapping is not valid: {_first_error(exc)}.") from None
