@@ -95,9 +95,8 @@ class Engine:
                 p.last_month for p in projects
             )
             self.index = EntityIndex(projects)
-            self.guard = GuardedExecutor(
-                self.store.location, max_rows=max_rows, timeout_s=timeout_s
-            )
+            # The store itself: the guard reads the generation the store opened.
+            self.guard = GuardedExecutor(self.store, max_rows=max_rows, timeout_s=timeout_s)
         except BaseException:
             self.store.close()
             raise

@@ -48,8 +48,9 @@ class Oracle:
 
     name = "oracle"
 
-    def __init__(self, db: str) -> None:
-        with open_future(db) as store:
+    def __init__(self, db: str, generation: str | None = None) -> None:
+        # ``generation``: the history store's, so the oracle reads the same ingest's future.
+        with open_future(db, generation) as store:
             panel = store.panel()
         self._values: dict[ProjectRef, dict[Month, float]] = {}
         for city, district, project, month, price in panel.itertuples(index=False, name=None):
@@ -75,7 +76,7 @@ def future_source(
 
         return ModelSource.for_store(store, model, level=level or DEFAULT_LEVEL)
     if mode == "oracle":
-        return Oracle(db)
+        return Oracle(db, store.generation)
     if mode == "none":
         return Persistence()
     raise QuestionError(f"Unknown --future {mode!r}; use model, oracle or none.")

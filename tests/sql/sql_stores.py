@@ -82,6 +82,18 @@ class SqlStore:
         return (_pg_snapshot(self.location.history), _pg_snapshot(self.location.future))
 
 
+def pg_admin(url: str, history: str | None = None):  # type: ignore[no-untyped-def]
+    """An autocommit admin connection to ``url`` whose unqualified names reach the store's
+    current generation (named by the pointer in ``history``, default ``url`` itself)."""
+    import psycopg
+
+    from foretab.backend.postgres import store_schema
+
+    with psycopg.connect(history or url, autocommit=True) as conn:
+        schema = store_schema(conn)
+    return psycopg.connect(url, autocommit=True, options=f"-c search_path={schema}")
+
+
 def _sha(path: Path) -> str:
     if path.is_dir():
         return "dir"

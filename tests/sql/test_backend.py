@@ -159,9 +159,10 @@ def test_render_numbers_parameters_in_text_order_and_quotes(name: str) -> None:
 
 def _tamper(db: str, statement: str) -> None:
     if db.startswith("postgresql://"):
-        import psycopg
 
-        with psycopg.connect(db, autocommit=True) as conn:
+        from sql_stores import pg_admin
+
+        with pg_admin(db) as conn:
             conn.execute(statement)
         return
     import duckdb

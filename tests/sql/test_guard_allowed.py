@@ -219,7 +219,9 @@ def test_snapshot_notices_a_change(request, tmp_path, backend) -> None:
         name = server.fresh_dbname("snap")
         built = build_store("postgresql", tmp_path, server.url(name))
         before = built.snapshot()
-        with psycopg.connect(built.location.future, autocommit=True) as conn:
+        from sql_stores import pg_admin
+
+        with pg_admin(built.location.future, built.location.history) as conn:
             conn.execute(f"UPDATE {FUTURE_2022} SET price = price + 1")
     try:
         assert built.snapshot() != before

@@ -124,7 +124,8 @@ def test_the_future_store_is_not_visible(store) -> None:
             tables = {
                 r[0]
                 for r in conn.execute(
-                    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+                    "SELECT table_name FROM information_schema.tables "
+                    "WHERE table_schema = current_schema()"
                 ).fetchall()
             }
             conn.rollback()

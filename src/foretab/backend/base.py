@@ -149,11 +149,14 @@ class Backend(Protocol):
         purpose: Purpose,
         timeout_s: float | None,
         memory_bytes: int | None = None,
+        generation: str | None = None,
     ) -> ReadConnection:
         """Open ``target`` (a DuckDB path or a ``postgresql://`` URL) read-only.
 
         ``timeout_s`` is the server-side statement limit where the engine has one;
-        ``memory_bytes`` the memory this process may use (an embedded engine gets half).
+        ``memory_bytes`` the memory this process may use (an embedded engine gets half);
+        ``generation`` the store generation to read (PostgreSQL; default: the current one
+        the database's pointer names; a DuckDB file is one generation already).
         Raises ``StoreError`` when the database cannot be opened.
         """
         ...

@@ -48,8 +48,11 @@ class DuckDBBackend:
         purpose: Purpose,
         timeout_s: float | None = None,
         memory_bytes: int | None = None,
+        generation: str | None = None,
     ) -> DuckDBConnection:
-        del purpose, timeout_s  # one locked-down configuration; the guard times queries itself
+        # One locked-down configuration; the guard times queries itself. A DuckDB file is
+        # one generation (the store's pointer is resolved when the file is opened).
+        del purpose, timeout_s, generation
         import duckdb
 
         if not Path(target).is_file():

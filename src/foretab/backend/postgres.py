@@ -1,5 +1,12 @@
 """PostgreSQL: the paper's setup, one database per store side.
 
+Each side's tables live in one schema per ingest, ``foretab_g_<generation>``; the history
+database's ``public.foretab_current`` names the generation to read (the single switch
+point an ingest commits, ``foretab.store.pg_swap``). Every connection is pinned to one
+generation when it opens (its ``search_path``), so it reads one complete generation for
+its whole life, in both databases. Stores written before generations had their tables in
+``public`` and are read from there.
+
 Parameters are PostgreSQL's own numbered ``$n``, bound server-side through psycopg's
 ``RawCursor``: no client-side ``%s`` parsing, so no text is ever rewritten. Every
 statement runs in a read-only transaction that is rolled back afterwards. The guard
@@ -11,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote as url_quote
@@ -26,13 +34,119 @@ from foretab.errors import QueryError, QueryTimeoutError, StoreError
 READER_ROLE = "foretab_reader"
 READER_PASSWORD_ENV = "FORETAB_PG_READER_PASSWORD"
 CONNECT_TIMEOUT_S = 10
-# What an unqualified name can reach: the search path (public), pg_catalog (always searched)
-# and temporary schemas; information_schema's views are listed too, for good measure.
+# The history database's switch: one row naming the current (and the previous) generation.
+POINTER_TABLE = "foretab_current"
+SCHEMA_PREFIX = "foretab_g_"
+SCHEMA_LIKE = SCHEMA_PREFIX.replace("_", "\\_") + "%"  # for LIKE: "_" is a wildcard
+_GENERATION = re.compile(r"[0-9a-f]{32}")
+# What an unqualified name can reach: the search path (the generation's schema), pg_catalog
+# (always searched) and temporary schemas; public and information_schema's views are listed
+# too, for good measure.
 _RELATIONS_SQL = (
     "SELECT c.relname FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n "
     "ON n.oid = c.relnamespace WHERE n.nspname IN ('public', 'pg_catalog', "
-    "'information_schema') OR n.nspname LIKE 'pg_temp%'"
+    "'information_schema') OR n.nspname LIKE 'pg_temp%' "
+    "OR n.nspname = ANY (current_schemas(true))"
 )
+
+
+def generation_schema(generation: str) -> str:
+    """``foretab_g_<generation>``: the schema one ingest's tables live in."""
+    if not _GENERATION.fullmatch(generation):
+        raise StoreError(
+            f"invalid store generation {generation!r:.80}; the store was not written by "
+            "foretab. Rebuild it with `foretab ingest PATH --db URL`"
+        )
+    return SCHEMA_PREFIX + generation
+
+
+def current_generation(conn: Any) -> str | None:
+    """The generation the history database's pointer names, or None.
+
+    None: a store of the older layout, or no store. ``conn`` is an open psycopg connection
+    to that database.
+    """
+    has = _query(conn, "SELECT to_regclass(%s)", [f"public.{POINTER_TABLE}"]).fetchone()
+    if not has or has[0] is None:
+        return None
+    row = _query(conn, f"SELECT generation FROM public.{POINTER_TABLE}").fetchone()
+    if row is None or not isinstance(row[0], str):
+        return None
+    generation_schema(row[0])  # validated: it becomes a schema name
+    return row[0]
+
+
+def store_schema(conn: Any, generation: str | None = None) -> str:
+    """The schema holding ``generation`` (default: the current one) in ``conn``'s database.
+
+    ``public`` for a store of the older layout, or a database that is no store at all (the
+    caller finds no foretab tables there). Raises ``StoreError`` when the generation asked
+    for is not in this database (e.g. an ingest that left no future months).
+    """
+    if generation is None:
+        generation = current_generation(conn) or _any_generation(conn)
+        if generation is None:
+            return "public"
+    schema = generation_schema(generation)
+    found = _query(conn, "SELECT 1 FROM pg_namespace WHERE nspname = %s", [schema]).fetchone()
+    if found:
+        return schema
+    legacy = _query(
+        conn,
+        "SELECT has_table_privilege(to_regclass('public.foretab_meta'), 'SELECT') "
+        "WHERE to_regclass('public.foretab_meta') IS NOT NULL",
+    ).fetchone()
+    if legacy is not None:
+        if not legacy[0]:
+            return "public"  # the reader role may not read the metadata; its grants decide
+        row = _query(
+            conn,
+            "SELECT 1 FROM public.foretab_meta WHERE key = 'generation' AND value = %s",
+            [generation],
+        ).fetchone()
+        if row:
+            return "public"
+    raise StoreError(f"the database holds no tables of store generation {generation}")
+
+
+def _any_generation(conn: Any) -> str | None:
+    """One generation of a database without a pointer, or None.
+
+    A future database opened as if it were a history store still says which side it holds
+    through any of its generations' metadata.
+    """
+    if _query(conn, "SELECT to_regclass('public.foretab_meta')").fetchone()[0] is not None:
+        return None  # the older layout: public holds the store
+    row = _query(
+        conn,
+        "SELECT substr(nspname, %s) FROM pg_namespace WHERE nspname LIKE %s ORDER BY 1 LIMIT 1",
+        [len(SCHEMA_PREFIX) + 1, SCHEMA_LIKE],
+    ).fetchone()
+    return row[0] if row and _GENERATION.fullmatch(row[0]) else None
+
+
+def _pin(driver: Any, generation: str | None) -> str:
+    """Fix ``driver``'s search path to one generation's schema for the whole session."""
+    try:
+        schema = store_schema(driver, generation)
+        # Session level and committed: each later statement's rollback keeps it.
+        _query(driver, "SELECT set_config('search_path', %s, false)", [_ident(schema)])
+        driver.commit()
+    except BaseException:
+        driver.close()
+        raise
+    return schema
+
+
+def _query(conn: Any, sql: str, params: Sequence[object] = ()) -> Any:
+    """``sql`` with ``%s`` parameters, whatever cursor class ``conn`` makes by default."""
+    import psycopg
+
+    return psycopg.Cursor(conn).execute(sql, params)
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 class _NumberedGenerator(Postgres.Generator):  # type: ignore[misc,name-defined]
@@ -68,13 +182,14 @@ class PostgresBackend:
         purpose: Purpose,
         timeout_s: float | None = None,
         memory_bytes: int | None = None,
+        generation: str | None = None,
     ) -> PostgresConnection:
         del memory_bytes  # the server's memory is the server's; results arrive capped
         import psycopg
 
         options = _options(timeout_s)
         if purpose == "guard":
-            return self._connect_reader(target, options)
+            return self._connect_reader(target, options, generation)
         try:
             driver = psycopg.connect(
                 target,
@@ -90,14 +205,16 @@ class PostgresBackend:
                 "check the --db URL and that the server is running"
             ) from None
         driver.read_only = True
-        return PostgresConnection(self, driver)
+        return PostgresConnection(self, driver, _pin(driver, generation))
 
-    def _connect_reader(self, target: str, options: str) -> PostgresConnection:
+    def _connect_reader(
+        self, target: str, options: str, generation: str | None
+    ) -> PostgresConnection:
         """The guard's connection: the SELECT-only reader role, verified, or nothing."""
         import psycopg
 
         try:
-            ready = reader_ready(target)
+            ready = reader_ready(target, generation)
         except psycopg.Error as error:
             raise StoreError(
                 f"cannot connect to PostgreSQL store {redact(target)}: "
@@ -117,7 +234,7 @@ class PostgresBackend:
                 f"cannot log in to {redact(target)} as {READER_ROLE}; if the server asks for a "
                 f"password, set ${READER_PASSWORD_ENV} (the same value at `foretab ingest`)"
             )
-        conn = PostgresConnection(self, driver)
+        conn = PostgresConnection(self, driver, _pin(driver, generation))
         row = conn._row(
             "SELECT current_user, session_user, r.rolsuper, r.rolcreaterole, r.rolcreatedb "
             "FROM pg_catalog.pg_roles AS r WHERE r.rolname = current_user"
@@ -134,9 +251,10 @@ class PostgresBackend:
 class PostgresConnection:
     """A psycopg connection whose every statement is a rolled-back read-only transaction."""
 
-    def __init__(self, backend: PostgresBackend, driver: Any) -> None:
+    def __init__(self, backend: PostgresBackend, driver: Any, schema: str = "public") -> None:
         self.backend = backend
         self.driver = driver
+        self.schema = schema  # the generation's schema every unqualified name resolves in
         self.role = str(self._scalar("SELECT current_user"))
 
     def _row(self, sql: str) -> tuple[Any, ...] | None:
@@ -237,16 +355,17 @@ def _connect_as_reader(url: str, options: str) -> Any | None:
     return driver
 
 
-def reader_ready(url: str) -> bool:
-    """Whether ``foretab_reader`` exists and was granted this store's catalog."""
+def reader_ready(url: str, generation: str | None = None) -> bool:
+    """Whether ``foretab_reader`` exists and was granted this store generation's catalog."""
     import psycopg
 
     with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
+        catalog = f"{_ident(store_schema(conn, generation))}.foretab_catalog"
         row = conn.execute(
-            "SELECT CASE WHEN to_regclass('public.foretab_catalog') IS NULL THEN false "
-            "ELSE has_table_privilege(rolname, 'public.foretab_catalog', 'SELECT') END "
+            "SELECT CASE WHEN to_regclass(%s) IS NULL THEN false "
+            "ELSE has_table_privilege(rolname, %s, 'SELECT') END "
             "FROM pg_roles WHERE rolname = %s",
-            (READER_ROLE,),
+            (catalog, catalog, READER_ROLE),
         ).fetchone()
     return bool(row and row[0])
 
@@ -316,30 +435,38 @@ def seal_database(url: str, dbname: str) -> None:
 
 
 def ensure_reader_role(
-    target: Any, dbname: str | None = None, *, password: str | None = None
+    target: Any,
+    dbname: str | None = None,
+    *,
+    password: str | None = None,
+    schema: str | None = None,
 ) -> None:
     """Create/refresh the SELECT-only ``foretab_reader`` role for a history database.
 
     ``target`` is either the history store's ``postgresql://`` URL (an admin user) or an
     open admin psycopg connection to the history database ``dbname``; call it after the
-    tables are built. Grants CONNECT on the history database, USAGE on ``public`` and
-    SELECT on ``foretab_catalog`` and every table it lists, nothing else; revokes CONNECT
-    on ``{dbname}_future`` from PUBLIC and the reader so the future store stays
-    invisible. Idempotent.
+    tables are built. ``schema`` is the generation to grant (default: the current one).
+    Grants CONNECT on the history database, USAGE on ``public`` (to read the generation
+    pointer) and on the generation's schema, and SELECT on the pointer, ``foretab_catalog``
+    and every price table it lists, nothing else; revokes CONNECT on ``{dbname}_future``
+    from PUBLIC and the reader so the future store stays invisible. Idempotent.
     """
     if isinstance(target, str):
         import psycopg
 
         name = dbname or urlsplit(target).path.lstrip("/")
         with psycopg.connect(target, autocommit=True) as conn:
-            _grant(conn, name, password)
+            _grant(conn, name, password, schema or store_schema(conn))
         return
     if dbname is None:
         raise StoreError("ensure_reader_role(conn, dbname): pass the history database name")
-    _grant(target, dbname, password)
+    _grant(target, dbname, password, schema or store_schema(target))
 
 
-def _grant(conn: Any, dbname: str, password: str | None) -> None:
+_PRICE_TABLE = re.compile(r"project_price_table_[a-z0-9]+(?:_[a-z0-9]+)*")
+
+
+def _grant(conn: Any, dbname: str, password: str | None, schema: str) -> None:
     from psycopg import sql
 
     role = sql.Identifier(READER_ROLE)
@@ -365,9 +492,23 @@ def _grant(conn: Any, dbname: str, password: str | None) -> None:
     conn.execute(sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(role))
     conn.execute(sql.SQL("REVOKE CREATE ON SCHEMA public FROM PUBLIC"))
     conn.execute(sql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {}").format(role))
-    names = [row[0] for row in conn.execute("SELECT table_name FROM foretab_catalog").fetchall()]
+    has_pointer = conn.execute("SELECT to_regclass(%s)", [f"public.{POINTER_TABLE}"]).fetchone()
+    if has_pointer and has_pointer[0] is not None:
+        conn.execute(
+            sql.SQL("GRANT SELECT ON TABLE {} TO {}").format(
+                sql.Identifier("public", POINTER_TABLE), role
+            )
+        )
+    conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(sql.Identifier(schema), role))
+    listed = conn.execute(
+        sql.SQL("SELECT table_name FROM {}").format(sql.Identifier(schema, "foretab_catalog"))
+    ).fetchall()
+    # A crafted catalog must not make the grant reach tables foretab never wrote.
+    names = [r[0] for r in listed if isinstance(r[0], str) and _PRICE_TABLE.fullmatch(r[0])]
     for name in ["foretab_catalog", *names]:
-        conn.execute(sql.SQL("GRANT SELECT ON TABLE {} TO {}").format(sql.Identifier(name), role))
+        conn.execute(
+            sql.SQL("GRANT SELECT ON TABLE {} TO {}").format(sql.Identifier(schema, name), role)
+        )
     future = f"{dbname}_future"
     has_future = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (future,)).fetchone()
     if has_future is not None:

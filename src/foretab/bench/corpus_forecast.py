@@ -60,7 +60,8 @@ def bench_corpus(
         ref = store_reference(hist_store)
         history = panel_arrays(hist_store.panel(), ref)
         saved = load_store_model(hist_store) if stored else None
-    with open_future(db) as fut_store:
+        generation = hist_store.generation
+    with open_future(db, generation) as fut_store:
         fut_frame = fut_store.panel()
     future_panel = panel_arrays(fut_frame, ref + MAX_HORIZON, first=ref + 1)
     row_of = {p: i for i, p in enumerate(future_panel.projects)}

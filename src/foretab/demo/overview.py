@@ -84,6 +84,7 @@ def summarize_store(db: str) -> StoreOverview:
     history = open_history(location)
     try:
         reference = history.reference_month
+        generation = history.generation
         history_catalog = history.catalog()
         history_projects = history.projects()
     finally:
@@ -92,7 +93,7 @@ def summarize_store(db: str) -> StoreOverview:
     future_projects: list[ProjectEntry] = []
     # Only an ingest with a reference month that leaves later months builds a future store.
     if reference is not None:
-        future = open_future(location)
+        future = open_future(location, generation)
         try:
             future_catalog = future.catalog()
             future_projects = future.projects()

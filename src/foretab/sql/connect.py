@@ -32,6 +32,7 @@ class HistoryTarget:
 
     backend: Backend
     history: str
+    generation: str | None = None  # the generation an open store reads (PostgreSQL pins it)
 
     @property
     def dialect(self) -> str:
@@ -40,13 +41,20 @@ class HistoryTarget:
 
 
 def resolve_target(location: str | LocationLike) -> HistoryTarget:
-    """``--db`` string, a ``StoreLocation`` or a store with ``.location`` -> the history store."""
+    """``--db`` string, a ``StoreLocation`` or a store with ``.location`` -> the history store.
+
+    An open store's guard reads the same generation as the store (``generation``), even
+    when an ingest has switched the store to a newer one since it was opened (PostgreSQL
+    keeps it one ingest longer; a replaced DuckDB file is refused).
+    """
     inner = getattr(location, "location", None)
+    generation = None
     if inner is not None and not isinstance(location, str):
+        generation = getattr(location, "generation", None)
         location = inner
     if isinstance(location, str):
         return HistoryTarget(backend_for(location), location)
-    return HistoryTarget(get_backend(location.backend), location.history)
+    return HistoryTarget(get_backend(location.backend), location.history, generation)
 
 
 __all__ = ["HistoryTarget", "LocationLike", "resolve_target"]

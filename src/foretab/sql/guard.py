@@ -69,6 +69,7 @@ class GuardedExecutor:
             timeout_s=timeout_s,
             allowed_tables=None if allowed_tables is None else tuple(allowed_tables),
             memory_bytes=memory_bytes,
+            generation=self.target.generation,
         )
         self._worker: Worker | None = None
         self._closed = False

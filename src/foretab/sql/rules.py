@@ -276,6 +276,10 @@ def _check_table(table: exp.Table, allowed: Collection[str]) -> None:
             "unknown-table",
             f"table {name!r} is not in the store's catalog; run `foretab tables` to list them",
         )
+    if db is not None:
+        # ``public.t`` / ``main.t`` mean the store's own namespace; PostgreSQL keeps each
+        # generation in a schema of its own, which the session's search path names.
+        table.set("db", None)
 
 
 def check_query(

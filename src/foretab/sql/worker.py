@@ -37,6 +37,7 @@ class OpenRequest:
     timeout_s: float
     allowed_tables: tuple[str, ...] | None
     memory_bytes: int
+    generation: str | None = None  # PostgreSQL: the store generation to pin (None: current)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,12 +105,13 @@ CATALOG_TABLE = "foretab_catalog"
 _BASE_TABLES_SQL = {
     "duckdb": "SELECT table_name FROM duckdb_tables() WHERE NOT internal AND NOT temporary",
     "postgres": "SELECT c.relname FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace "
-    "AS n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r'",
+    "AS n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'",
 }
 _USER_FUNCTIONS_SQL = {
     "duckdb": "SELECT function_name FROM duckdb_functions() WHERE NOT internal",
     "postgres": "SELECT p.proname FROM pg_catalog.pg_proc AS p JOIN pg_catalog.pg_namespace "
-    "AS n ON n.oid = p.pronamespace WHERE n.nspname = 'public'",
+    "AS n ON n.oid = p.pronamespace WHERE n.nspname = 'public' "
+    "OR n.nspname = ANY (current_schemas(false))",
 }
 
 
@@ -126,10 +128,11 @@ class _Session:
             purpose="guard",
             timeout_s=request.timeout_s,
             memory_bytes=request.memory_bytes,
+            generation=request.generation,
         )
         self._watchdog: _Watchdog | None = None
         try:
-            self._check_side(request.target)
+            self._check_side(request.target, request.generation)
             tables = request.allowed_tables
             if tables is None:
                 tables = tuple(self._catalog_tables(request.target))
@@ -148,22 +151,35 @@ class _Session:
     def opened(self) -> Opened:
         return Opened(self.conn.role, tuple(sorted(self.allowed)), tuple(sorted(self.reserved)))
 
-    def _check_side(self, target: str) -> None:
-        """A future store is never served as history (its side is in its metadata)."""
+    def _check_side(self, target: str, generation: str | None) -> None:
+        """Refuse a future store as history, and a generation other than the store's.
+
+        The side is in the metadata; a guard opened for an open store reads that store's
+        generation or nothing.
+        """
         from foretab.backend import column, param, table
         from foretab.store.location import StoreLocation
-        from foretab.store.naming import META_TABLE, SIDE_KEY
+        from foretab.store.naming import GENERATION_KEY, META_TABLE, SIDE_KEY
         from foretab.store.stores import check_side
 
         query = (
-            exp.select(column("value")).from_(table(META_TABLE)).where(column("key").eq(param()))
+            exp.select(column("key"), column("value"))
+            .from_(table(META_TABLE))
+            .where(column("key").isin(param(), param()))
         )
         try:
-            rows = self.conn.fetch(query, [SIDE_KEY]).rows
+            meta = dict(self.conn.fetch(query, [SIDE_KEY, GENERATION_KEY]).rows)
         except QueryError:
-            rows = ()  # PostgreSQL's reader may not read the metadata; its grants decide
-        marked = str(rows[0][0]) if rows else None
-        check_side(StoreLocation.parse(target), "history", marked)
+            meta = {}  # PostgreSQL's reader may not read the metadata; its grants decide
+        marked = meta.get(SIDE_KEY)
+        check_side(StoreLocation.parse(target), "history", None if marked is None else str(marked))
+        found = meta.get(GENERATION_KEY)
+        if generation and found and str(found) != generation:
+            # DuckDB: the path now leads to a newer ingest's files (PostgreSQL pins instead).
+            raise StoreError(
+                f"{_printable(target)} was replaced by another ingest after the store was "
+                "opened; open the store again (restart the command or `foretab serve`)"
+            )
 
     def _catalog_tables(self, target: str) -> list[str]:
         from foretab.backend import column, table

@@ -17,13 +17,18 @@ from foretab.store.location import StoreLocation
 Side = Literal["history", "future"]
 
 
-def open_side(location: StoreLocation, side: Side) -> ReadConnection:
-    """A trusted read-only connection to one side of a store."""
+def open_side(location: StoreLocation, side: Side, generation: str | None = None) -> ReadConnection:
+    """A trusted read-only connection to one side of a store.
+
+    ``generation``: PostgreSQL reads that generation's schema (default: the current one).
+    """
     target = location.history if side == "history" else location.future
     if location.backend == "duckdb" and not Path(target).exists():
         raise StoreError(missing_message(location, side))
     try:
-        return get_backend(location.backend).connect(target, purpose="trusted", timeout_s=None)
+        return get_backend(location.backend).connect(
+            target, purpose="trusted", timeout_s=None, generation=generation
+        )
     except StoreError as error:
         if location.backend == "duckdb":
             raise

@@ -1,14 +1,14 @@
 """``foretab ingest``: validate a long table, build the history and future stores, swap them in.
 
 Nothing is written until the whole input has been checked; the new stores are built
-completely (temporary DuckDB files, or one PostgreSQL transaction per database) before the
-old ones are replaced, so a failure never leaves a store half-written.
+completely (a new generation: DuckDB files, or one PostgreSQL schema per database) before
+one step makes them current (a rename, or one PostgreSQL commit), so a failure never
+leaves a store half-written or a mix of two ingests.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import os
 import time
 import uuid
 from collections.abc import Callable
@@ -26,7 +26,7 @@ from foretab.store.location import StoreLocation
 from foretab.store.naming import GENERATION_KEY, SCHEMA_KEY, SIDE_KEY
 from foretab.store.swap import swap_in
 from foretab.store.validate import CleanCorpus, clean, read_table
-from foretab.store.writers import ensure_database, write_duckdb, write_postgres
+from foretab.store.writers import write_duckdb
 
 TableProgress = Callable[[str, int, int], None]  # (table name, done, total)
 
@@ -181,33 +181,6 @@ def _swap_postgres(
     meta: dict[str, str],
     step: Callable[[str], None],
 ) -> None:
-    import psycopg
+    from foretab.store import pg_swap
 
-    from foretab.backend.postgres import (
-        READER_PASSWORD_ENV,
-        check_can_grant_reader,
-        ensure_reader_role,
-        redact_text,
-        seal_database,
-    )
-
-    history_db = location.database_name("history")
-    password = os.environ.get(READER_PASSWORD_ENV) or None
-
-    def grant(conn: psycopg.Connection) -> None:
-        # Inside the history transaction: the new tables and their grants commit together.
-        ensure_reader_role(conn, history_db, password=password)
-
-    try:
-        # Before anything is written: an ingest that could not finish must not start.
-        check_can_grant_reader(location.history)
-        ensure_database(location.history, history_db)
-        ensure_database(location.history, location.database_name("future"))
-        # The future database is closed to PUBLIC before it holds a single row.
-        seal_database(location.history, location.database_name("future"))
-        # Future first: a reader that sees the new history also finds its future.
-        write_postgres(location.future, future, {**meta, SIDE_KEY: "future"}, step)
-        write_postgres(location.history, history, {**meta, SIDE_KEY: "history"}, step, grant)
-    except psycopg.Error as exc:
-        detail = redact_text(str(exc).strip(), location.history)
-        raise StoreError(f"Cannot write to {location.describe()}: {detail}") from None
+    pg_swap.swap_in(location, history, future, meta, step)

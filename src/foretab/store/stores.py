@@ -35,9 +35,9 @@ if TYPE_CHECKING:
 class _Store:
     side: Side
 
-    def __init__(self, db: str | StoreLocation) -> None:
+    def __init__(self, db: str | StoreLocation, generation: str | None = None) -> None:
         self.location = db if isinstance(db, StoreLocation) else StoreLocation.parse(db)
-        self._conn = open_side(self.location, self.side)
+        self._conn = open_side(self.location, self.side, generation)
         try:
             meta = dict(self._rows(_select(META_TABLE, "key", "value")))
         except QueryError as exc:
@@ -75,6 +75,11 @@ class _Store:
 
     def close(self) -> None:
         self._conn.close()
+
+    @property
+    def generation(self) -> str | None:
+        """The ingest this store's data comes from (both sides of one ingest share it)."""
+        return self.meta.get(GENERATION_KEY) or None
 
     def _rows(
         self, query: exp.Query, params: tuple[object, ...] = ()
@@ -168,15 +173,22 @@ class HistoryStore(_Store):
                 raise
             return
         import psycopg
+        from psycopg import sql
 
+        # Into the generation this store reads: a model belongs to the data it was fitted on.
+        artifacts = sql.Identifier(getattr(self._conn, "schema", "public"), ARTIFACTS_TABLE)
         with psycopg.connect(self.location.history) as conn:
             conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {ARTIFACTS_TABLE} "
-                "(name TEXT PRIMARY KEY, created TIMESTAMP, data BYTEA)"
+                sql.SQL(
+                    "CREATE TABLE IF NOT EXISTS {} "
+                    "(name TEXT PRIMARY KEY, created TIMESTAMP, data BYTEA)"
+                ).format(artifacts)
             )
             conn.execute(
-                f"INSERT INTO {ARTIFACTS_TABLE} (name, created, data) VALUES (%s, %s, %s) "
-                "ON CONFLICT (name) DO UPDATE SET created = EXCLUDED.created, data = EXCLUDED.data",
+                sql.SQL(
+                    "INSERT INTO {} (name, created, data) VALUES (%s, %s, %s) ON CONFLICT "
+                    "(name) DO UPDATE SET created = EXCLUDED.created, data = EXCLUDED.data"
+                ).format(artifacts),
                 (name, dt.datetime.now(dt.UTC).replace(tzinfo=None), data),
             )
 
@@ -189,6 +201,7 @@ class HistoryStore(_Store):
             exp.select(exp.func("count", exp.Star()))
             .from_(exp.to_table("information_schema.tables"))
             .where(column("table_name").eq(param()))
+            .where(column("table_schema").eq(exp.func("current_schema")))
         )
         if not self._rows(exists, (ARTIFACTS_TABLE,))[0][0]:
             return None
@@ -202,11 +215,26 @@ class FutureStore(_Store):
 
     side: Side = "future"
 
-    def __init__(self, db: str | StoreLocation) -> None:
-        super().__init__(db)
+    def __init__(self, db: str | StoreLocation, generation: str | None = None) -> None:
+        """Open the future side of generation ``generation``.
+
+        ``generation``: the one an open history store reads (``HistoryStore.generation``);
+        default: the store's current one. PostgreSQL opens exactly that generation; a
+        DuckDB future file of another generation is refused.
+        """
+        location = db if isinstance(db, StoreLocation) else StoreLocation.parse(db)
+        theirs = generation
+        if theirs is None:
+            if location.backend == "postgresql":
+                from foretab.backend.postgres import current_generation
+
+                theirs = _with_pg(location.history, current_generation)
+            else:
+                history = read_meta(location.history, location.backend)
+                theirs = None if history is None else history.get(GENERATION_KEY)
+        pin = theirs if location.backend == "postgresql" else None
+        super().__init__(location, pin)
         mine = self.meta.get(GENERATION_KEY)
-        history = read_meta(self.location.history, self.location.backend)
-        theirs = None if history is None else history.get(GENERATION_KEY)
         if mine and theirs and mine != theirs:
             self.close()
             raise StoreError(
@@ -221,9 +249,28 @@ def open_history(db: str | StoreLocation) -> HistoryStore:
     return HistoryStore(db)
 
 
-def open_future(db: str | StoreLocation) -> FutureStore:
-    """Open the future store read-only (evaluation and the oracle ablation only)."""
-    return FutureStore(db)
+def open_future(db: str | StoreLocation, generation: str | None = None) -> FutureStore:
+    """Open the future store read-only (evaluation and the oracle ablation only).
+
+    Pass the open history store's ``generation`` to read the future of the same ingest.
+    """
+    return FutureStore(db, generation)
+
+
+def _with_pg(url: str, read: Any) -> Any:
+    """``read(conn)`` on a short autocommit connection to ``url`` (errors: StoreError)."""
+    import psycopg
+
+    from foretab.backend.postgres import CONNECT_TIMEOUT_S, redact, redact_text
+
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
+            return read(conn)
+    except psycopg.Error as error:
+        raise StoreError(
+            f"cannot read PostgreSQL store {redact(url)}: "
+            f"{redact_text(str(error).strip(), url)}; check the --db URL"
+        ) from None
 
 
 def _aliases(value: Any) -> tuple[str, ...]:

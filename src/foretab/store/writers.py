@@ -1,8 +1,9 @@
 """Write a ``SideLayout`` to DuckDB or PostgreSQL.
 
 Both writers build the new store completely before it becomes visible: DuckDB into a
-temporary file that ``ingest`` renames over the old one, PostgreSQL inside one transaction
-that drops the old tables and creates the new ones. A failure leaves the old store as it was.
+new generation's files (``foretab.store.swap``), PostgreSQL into a new generation's schema,
+one transaction per database (``foretab.store.pg_swap``). A failure leaves the old store
+as it was.
 """
 
 from __future__ import annotations
@@ -94,20 +95,19 @@ def ensure_database(url: str, name: str) -> None:
 
 def write_postgres(
     url: str,
-    layout: SideLayout | None,
+    layout: SideLayout,
     meta: Mapping[str, str],
     progress: Progress,
+    schema: str,
     finish: Callable[[psycopg.Connection[Any]], None] | None = None,
 ) -> None:
-    """Replace every foretab table of one database in a single transaction.
+    """Write one side of a new generation into the new schema ``schema``, in one transaction.
 
-    ``layout=None`` empties the database's foretab tables (a re-ingest that leaves no
-    future months). ``finish(conn)`` runs last, inside the same transaction.
+    ``finish(conn)`` runs last, inside the same transaction (the history side's switch).
+    Nothing that exists is changed: readers see the schema only once a pointer names it.
     """
     with psycopg.connect(url) as conn:  # one transaction: commit on success, rollback on error
-        _drop_existing(conn)
-        if layout is None:
-            return
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
         extras = [sql.SQL(", {} TEXT").format(sql.Identifier(c)) for c in layout.extra_columns]
         cols = layout.columns
         columns = [*cols.standard, *layout.extra_columns]
@@ -118,7 +118,7 @@ def write_postgres(
         )
         groups = dict(tuple(layout.rows.groupby("_table", sort=False)))
         for spec in layout.tables:
-            ident = sql.Identifier(spec.table_name)
+            ident = sql.Identifier(schema, spec.table_name)
             conn.execute(
                 sql.SQL("CREATE TABLE {} ({}{})").format(
                     ident, definitions, sql.SQL("").join(extras)
@@ -133,40 +133,60 @@ def write_postgres(
                 for record in part[columns].itertuples(index=False, name=None):
                     copy.write_row([_pg_value(v) for v in record])
             progress(spec.table_name)
-        conn.execute(f"CREATE TABLE {CATALOG_TABLE} ({_CATALOG_COLUMNS})")
+
+        def named(table: str) -> sql.Composed:
+            return sql.SQL("{}").format(sql.Identifier(schema, table))
+
+        conn.execute(
+            sql.SQL("CREATE TABLE {} (" + _CATALOG_COLUMNS + ")").format(named(CATALOG_TABLE))
+        )
         with conn.cursor() as cur:
             cur.executemany(
-                f"INSERT INTO {CATALOG_TABLE} VALUES (%s, %s, %s, %s, %s, %s)",
+                sql.SQL("INSERT INTO {} VALUES (%s, %s, %s, %s, %s, %s)").format(
+                    named(CATALOG_TABLE)
+                ),
                 [
                     [s.table_name, s.caption, s.city, s.district, s.year, s.rows]
                     for s in layout.tables
                 ],
             )
-            conn.execute(f"CREATE TABLE {PROJECTS_TABLE} ({_PROJECT_COLUMNS})")
+            conn.execute(
+                sql.SQL("CREATE TABLE {} (" + _PROJECT_COLUMNS + ")").format(named(PROJECTS_TABLE))
+            )
             cur.executemany(
-                f"INSERT INTO {PROJECTS_TABLE} VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                sql.SQL("INSERT INTO {} VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)").format(
+                    named(PROJECTS_TABLE)
+                ),
                 [
                     [_pg_value(v) for v in r]
                     for r in layout.projects.itertuples(index=False, name=None)
                 ],
             )
-            conn.execute(f"CREATE TABLE {META_TABLE} (key TEXT, value TEXT)")
-            cur.executemany(f"INSERT INTO {META_TABLE} VALUES (%s, %s)", list(meta.items()))
+            conn.execute(
+                sql.SQL("CREATE TABLE {} (key TEXT, value TEXT)").format(named(META_TABLE))
+            )
+            cur.executemany(
+                sql.SQL("INSERT INTO {} VALUES (%s, %s)").format(named(META_TABLE)),
+                list(meta.items()),
+            )
         if finish is not None:
             finish(conn)
 
 
-def _drop_existing(conn: psycopg.Connection[Any]) -> None:
-    # Only what foretab made: the tables its old catalog lists, and its own metadata.
-    has_catalog = conn.execute("SELECT to_regclass(%s)", [CATALOG_TABLE]).fetchone()
+def drop_legacy_tables(conn: psycopg.Connection[Any]) -> None:
+    """Drop the ``public`` tables of a store of the older single-schema layout.
+
+    Only what foretab made: the tables its old catalog lists, and its own metadata.
+    """
+    has_catalog = conn.execute("SELECT to_regclass('public.foretab_catalog')").fetchone()
     names: list[str] = []
     if has_catalog and has_catalog[0] is not None:
-        listed = conn.execute(f"SELECT table_name FROM {CATALOG_TABLE}").fetchall()
+        listed = conn.execute(f"SELECT table_name FROM public.{CATALOG_TABLE}").fetchall()
         # A crafted catalog must not make ingest drop tables foretab never wrote.
         names = [r[0] for r in listed if is_table_name(r[0])]
     # Fitted models describe the old data: drop them with it.
     for name in [*names, CATALOG_TABLE, PROJECTS_TABLE, META_TABLE, ARTIFACTS_TABLE]:
-        conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name)))
+        conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier("public", name)))
 
 
 def _pg_value(value: object) -> object:

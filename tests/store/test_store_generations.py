@@ -1,0 +1,340 @@
+"""Readers see one complete generation of a store: during an ingest, after it, and after a
+failed one (both backends); PostgreSQL ingest refuses databases that are not foretab stores.
+
+An ingest is paused at its critical points (after the future side is written; inside the
+history transaction, before the switch commits) while a reader opens the store through
+every path foretab reads it: the history store, the SQL guard, the future store. Each
+version of the data has its own price range, so a mix of two ingests cannot hide.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pandas as pd
+import psycopg
+import pytest
+
+from foretab.errors import StoreError
+from foretab.months import Month
+from foretab.sql.guard import GuardedExecutor
+from foretab.store import ingest as ingest_module
+from foretab.store import open_future, open_history, pg_swap
+from foretab.store.ingest import ingest_frame
+
+TABLE_2021 = "project_price_table_jiangning_district_nanjing_2021"
+# Version v of the data: prices in [1000 v, 1000 v + 100), reference month per version.
+REFERENCE = {1: Month(2021, 6), 2: Month(2021, 12)}
+
+
+def frame(version: int) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "city": "Nanjing",
+                "district": "Jiangning District",
+                "project": project,
+                "month": f"{year}-{m:02d}",
+                "avg_price": 1000.0 * version + (year - 2020) * 12 + m,
+                "units_sold": m,
+            }
+            for project in ("Greenland Lixiang City", "Poly Central Park")
+            for year in (2020, 2021, 2022)
+            for m in range(1, 13)
+        ]
+    )
+
+
+def ingest(db: str, version: int) -> None:
+    ingest_frame(frame(version), db, REFERENCE[version])
+
+
+def _version_of(prices: Any) -> set[int]:
+    return {int(float(p) // 1000) for p in prices}
+
+
+def observe(db: str) -> int:
+    """Open the store as every reader does; return the one version it shows (or fail)."""
+    with open_history(db) as history:
+        seen = _version_of(history.panel()["price"])
+        seen |= {v for v, ref in REFERENCE.items() if ref == history.reference_month}
+        with GuardedExecutor(history) as guard:
+            rows = guard.execute(f"SELECT price FROM {TABLE_2021}").rows
+            seen |= _version_of(r[0] for r in rows)
+            catalog = guard.execute("SELECT count(*) FROM foretab_catalog").rows[0][0]
+        assert catalog == len(history.catalog())
+        with open_future(db, history.generation) as future:
+            seen |= _version_of(future.panel()["price"])
+            assert future.generation == history.generation
+            assert future.reference_month == history.reference_month
+    assert len(seen) == 1, f"a reader saw a mix of ingests: versions {sorted(seen)}"
+    return seen.pop()
+
+
+@pytest.fixture(params=["duckdb", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if request.param == "duckdb":
+        yield str(tmp_path_factory.mktemp("generations") / "corpus.duckdb")
+        return
+    server = request.getfixturevalue("pg_server")
+    name = server.fresh_dbname("gen")
+    yield server.url(name)
+    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+        for each in (name, f"{name}_future"):
+            conn.execute(f'DROP DATABASE IF EXISTS "{each}" WITH (FORCE)')
+
+
+class Pauses:
+    """Stop an ingest running in a thread at named points until the test lets it go on."""
+
+    def __init__(self) -> None:
+        self.reached: dict[str, threading.Event] = {}
+        self.go: dict[str, threading.Event] = {}
+
+    def point(self, name: str) -> None:
+        self.reached.setdefault(name, threading.Event()).set()
+        if not self.go.setdefault(name, threading.Event()).wait(60):
+            raise TimeoutError(f"the test never released {name}")
+
+    def wait(self, name: str) -> None:
+        assert self.reached.setdefault(name, threading.Event()).wait(60), name
+
+    def release(self, name: str) -> None:
+        self.go.setdefault(name, threading.Event()).set()
+
+
+def _pause_ingest(monkeypatch: pytest.MonkeyPatch, backend: str, pauses: Pauses) -> list[str]:
+    """Patch the writers so the ingest stops at its points; return the points in order."""
+    if backend == "duckdb":
+        real_duck = ingest_module.write_duckdb
+
+        def write_duckdb(path: str, layout: Any, meta: Any, progress: Any) -> None:
+            real_duck(path, layout, meta, progress)
+            if meta["side"] == "future":  # both files written, not yet renamed in
+                pauses.point("after-future")
+
+        monkeypatch.setattr(ingest_module, "write_duckdb", write_duckdb)
+        return ["after-future"]
+    real_pg = pg_swap.write_postgres
+
+    def write_postgres(url: str, layout: Any, meta: Any, progress: Any, *args: Any) -> None:
+        if meta["side"] == "future":
+            real_pg(url, layout, meta, progress, *args)
+            pauses.point("after-future")  # committed in the future database
+            return
+        schema, finish = args
+
+        def switch(conn: Any) -> None:
+            finish(conn)
+            pauses.point("before-switch-commit")  # inside the history transaction
+
+        real_pg(url, layout, meta, progress, schema, switch)
+
+    monkeypatch.setattr(pg_swap, "write_postgres", write_postgres)
+    return ["after-future", "before-switch-commit"]
+
+
+def test_a_reader_sees_old_or_new_never_a_mix(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    ingest(db, 1)
+    pinned = open_history(db)  # opened before the ingest: must keep reading version 1
+    try:
+        pauses = Pauses()
+        points = _pause_ingest(monkeypatch, "postgresql" if "://" in db else "duckdb", pauses)
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                ingest(db, 2)
+            except BaseException as exc:  # reported by the main thread
+                failure.append(exc)
+
+        worker = threading.Thread(target=run)
+        worker.start()
+        try:
+            for point in points:
+                pauses.wait(point)
+                assert observe(db) == 1, f"a reader at {point} saw the new store too early"
+                pauses.release(point)
+        finally:
+            for point in points:
+                pauses.release(point)
+            worker.join(120)
+        assert not failure, failure
+        assert observe(db) == 2
+        # A reader that opened the old generation keeps reading all of it.
+        assert _version_of(pinned.panel()["price"]) == {1}
+        if pinned.location.backend == "postgresql":
+            with GuardedExecutor(pinned) as guard:
+                rows = guard.execute(f"SELECT price FROM {TABLE_2021}").rows
+            assert _version_of(r[0] for r in rows) == {1}
+            with open_future(db, pinned.generation) as future:
+                assert _version_of(future.panel()["price"]) == {1}
+        else:  # the old generation's files are gone: new connections refused, never mixed
+            with pytest.raises(StoreError, match="replaced by another ingest"):
+                GuardedExecutor(pinned)
+            with pytest.raises(StoreError, match="another ingest"):
+                open_future(db, pinned.generation)
+    finally:
+        pinned.close()
+
+
+@pytest.mark.parametrize("where", ["between-the-databases", "inside-the-switch"])
+@pytest.mark.postgres
+def test_a_failed_ingest_leaves_the_old_store_usable(
+    pg_db: str, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    ingest(pg_db, 1)
+    before = generations(pg_db)
+    real_pg = pg_swap.write_postgres
+
+    def write_postgres(url: str, layout: Any, meta: Any, progress: Any, *args: Any) -> None:
+        if meta["side"] == "history" and where == "between-the-databases":
+            raise RuntimeError("injected: the process died between the two databases")
+        if meta["side"] == "history":
+            schema, finish = args
+
+            def switch(conn: Any) -> None:
+                finish(conn)
+                raise RuntimeError("injected: the switch transaction failed before its commit")
+
+            args = (schema, switch)
+        real_pg(url, layout, meta, progress, *args)
+
+    monkeypatch.setattr(pg_swap, "write_postgres", write_postgres)
+    with pytest.raises(RuntimeError, match="injected"):
+        ingest(pg_db, 2)
+    assert observe(pg_db) == 1
+    with open_history(pg_db) as history:
+        assert history.reference_month == REFERENCE[1]
+    # The history side is untouched; the future database holds the unfinished generation.
+    after = generations(pg_db)
+    assert after["history"] == before["history"]
+    assert len(after["future"]) == len(before["future"]) + 1
+    monkeypatch.undo()
+    ingest(pg_db, 2)
+    assert observe(pg_db) == 2
+    ingest(pg_db, 1)
+    assert observe(pg_db) == 1
+    # No leftovers: the current generation and the one it replaced, in both databases.
+    final = generations(pg_db)
+    assert len(final["history"]) == 2 and final["history"] == final["future"]
+
+
+def generations(url: str) -> dict[str, list[str]]:
+    """The generation schemas of the history and the future database."""
+    out: dict[str, list[str]] = {}
+    for side, target in (("history", url), ("future", url + "_future")):
+        with psycopg.connect(target, autocommit=True) as conn:
+            out[side] = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'foretab\\_g\\_%' "
+                    "ORDER BY 1"
+                ).fetchall()
+            ]
+    return out
+
+
+# -- PostgreSQL ingest into a database that is not a foretab store -------------------------
+
+
+def _admin(url: str) -> str:
+    return url.rsplit("/", 1)[0] + "/postgres"
+
+
+def _database_state(url: str) -> tuple[object, ...]:
+    with psycopg.connect(_admin(url), autocommit=True) as conn:
+        names = conn.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE %s ORDER BY 1",
+            [url.rsplit("/", 1)[1] + "%"],
+        ).fetchall()
+    state: list[object] = [tuple(names)]
+    for (name,) in names:
+        with psycopg.connect(url.rsplit("/", 1)[0] + f"/{name}", autocommit=True) as conn:
+            state.append(
+                conn.execute(
+                    "SELECT n.nspname, c.relname, c.relkind FROM pg_class c JOIN pg_namespace n "
+                    "ON n.oid = c.relnamespace WHERE n.nspname NOT IN ('pg_catalog', "
+                    "'information_schema', 'pg_toast') ORDER BY 1, 2"
+                ).fetchall()
+            )
+    return tuple(state)
+
+
+def _create(url: str, *statements: str) -> None:
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(_admin(url), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    with psycopg.connect(url, autocommit=True) as conn:
+        for statement in statements:
+            conn.execute(statement)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    "statements",
+    [
+        pytest.param(["CREATE TABLE customers (id INTEGER, name TEXT)"], id="other-tables"),
+        pytest.param(
+            [
+                "CREATE TABLE foretab_meta (key TEXT, value TEXT)",
+                "INSERT INTO foretab_meta VALUES ('reference_month', '2021-01')",
+            ],
+            id="foretab-meta-without-side",
+        ),
+        pytest.param(
+            ["CREATE SCHEMA accounts", "CREATE VIEW accounts.v AS SELECT 1 AS a"], id="other-schema"
+        ),
+    ],
+)
+def test_postgres_ingest_refuses_a_database_that_is_not_a_store(
+    pg_db: str, statements: list[str]
+) -> None:
+    _create(pg_db, *statements)
+    before = _database_state(pg_db)
+    name = pg_db.rsplit("/", 1)[1]
+    with pytest.raises(StoreError) as caught:
+        ingest(pg_db, 1)
+    message = caught.value.message
+    assert f"database {name} exists" in message and "not a foretab store" in message
+    assert "changed nothing" in message and "new database name" in message
+    assert "DROP DATABASE" in message
+    assert _database_state(pg_db) == before  # no _future database either
+
+
+@pytest.mark.postgres
+def test_postgres_ingest_refuses_an_occupied_future_database(pg_db: str) -> None:
+    _create(pg_db + "_future", "CREATE TABLE invoices (id INTEGER)")
+    before = _database_state(pg_db)
+    with pytest.raises(StoreError, match=r"_future \(the future side of --db .*not a foretab"):
+        ingest(pg_db, 1)
+    assert _database_state(pg_db) == before  # the history database was not created
+
+
+@pytest.mark.postgres
+def test_postgres_ingest_refuses_the_future_database_of_a_store(pg_db: str) -> None:
+    ingest(pg_db, 1)
+    future = pg_db + "_future"
+    before = _database_state(pg_db)
+    with pytest.raises(StoreError, match="holds the future side"):
+        ingest(future, 2)
+    assert _database_state(pg_db) == before
+
+
+@pytest.mark.postgres
+def test_postgres_ingest_accepts_an_empty_database(pg_db: str) -> None:
+    _create(pg_db)
+    ingest(pg_db, 1)
+    assert observe(pg_db) == 1
+
+
+def test_duckdb_refuses_a_non_store_the_same_way(tmp_path: Any) -> None:
+    import duckdb
+
+    path = tmp_path / "other.duckdb"
+    with duckdb.connect(str(path)) as conn:
+        conn.execute("CREATE TABLE customers AS SELECT 1 AS id")
+    with pytest.raises(StoreError, match="changed nothing"):
+        ingest(str(path), 1)
