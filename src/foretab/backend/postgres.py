@@ -463,7 +463,10 @@ def ensure_reader_role(
     _grant(target, dbname, password, schema or store_schema(target))
 
 
-_PRICE_TABLE = re.compile(r"project_price_table_[a-z0-9]+(?:_[a-z0-9]+)*")
+# The data-table names ingest writes (``foretab.store.naming.is_table_name``; this package
+# does not import the store): ``<name>_<year>``, nothing foretab or PostgreSQL keeps.
+_DATA_TABLE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*_\d{4}")
+_RESERVED = ("foretab_", "pg_", "sqlite_", "duckdb_", "information_schema", "sys")
 
 
 def _grant(conn: Any, dbname: str, password: str | None, schema: str) -> None:
@@ -504,7 +507,11 @@ def _grant(conn: Any, dbname: str, password: str | None, schema: str) -> None:
         sql.SQL("SELECT table_name FROM {}").format(sql.Identifier(schema, "foretab_catalog"))
     ).fetchall()
     # A crafted catalog must not make the grant reach tables foretab never wrote.
-    names = [r[0] for r in listed if isinstance(r[0], str) and _PRICE_TABLE.fullmatch(r[0])]
+    names = [
+        r[0]
+        for r in listed
+        if isinstance(r[0], str) and _DATA_TABLE.fullmatch(r[0]) and not r[0].startswith(_RESERVED)
+    ]
     for name in ["foretab_catalog", *names]:
         conn.execute(
             sql.SQL("GRANT SELECT ON TABLE {} TO {}").format(sql.Identifier(schema, name), role)
