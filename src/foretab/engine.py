@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TypeVar
 
 from foretab.analyze import RuleAnalyzer
 from foretab.core.answer import Answer
-from foretab.core.plan import Plan
+from foretab.core.plan import Plan, Wording
 from foretab.core.series import Forecast
 from foretab.core.stages import (
     Analyzer,
@@ -100,9 +101,11 @@ class Engine:
         except BaseException:
             self.store.close()
             raise
-        self.planner: Planner = planner or RulePlanner(self.index, self.reference)
         #: the corpus schema stored with the store: entity levels, measures, table names
         self.schema = self.store.schema
+        # Any planner's plan is worded in the corpus's own terms ("price", "units sold").
+        self.wording = Wording.of(self.schema)
+        self.planner: Planner = planner or RulePlanner(self.index, self.reference)
         self.retriever: TableRetriever = _built(retriever, self) or Retriever(
             self.store.catalog(), self.schema
         )
@@ -139,13 +142,17 @@ class Engine:
         return self._future
 
     def parse(self, question: str) -> Plan:
-        return self.planner.plan(question)
+        return self._plan(question)
+
+    def _plan(self, question: str) -> Plan:
+        plan = self.planner.plan(question)
+        return plan if plan.wording == self.wording else replace(plan, wording=self.wording)
 
     def ask(self, question: str) -> Answer:
         """Answer ``question``; raises a ``ForetabError`` that says why when it cannot."""
         check_question(question)
         steps: list = []
-        plan, seconds = _timed(lambda: self.planner.plan(question))
+        plan, seconds = _timed(lambda: self._plan(question))
         steps.extend(self._inner_steps())
         steps.append(PlanStep(self.planner.name, seconds))
         retrieval, seconds = _timed(lambda: self.retriever.retrieve(plan))

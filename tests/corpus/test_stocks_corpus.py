@@ -131,6 +131,14 @@ def test_a_change_and_a_vs_current_question(engine, prices) -> None:
     assert engine.ask("Will the price of MSFT go up next month?").answer == [["No change"]]
 
 
+def test_answer_texts_use_the_measure_name_and_unit(engine, prices) -> None:
+    value = _price(prices, "AAPL", "2005-06")
+    english = engine.ask("What was the price of AAPL in June 2005?")
+    assert english.text == f"The price (USD) of AAPL in June 2005 was {value:,.2f}."
+    chinese = engine.ask("AAPL在2005年6月的价格是多少？")
+    assert chinese.text == f"AAPL2005年6月的股价：{value:,.2f}。"
+
+
 def test_units_questions_are_refused_for_a_corpus_without_them(engine) -> None:
     with pytest.raises(QuestionError):
         engine.ask("How many units of AAPL were sold in 2008?")

@@ -69,29 +69,32 @@ def _fmt(value: float) -> str:
 
 
 def _what(plan: Plan) -> str:
+    words = plan.wording
     if plan.metric is Metric.UNITS:
-        return "units sold" if plan.aggregate is not Aggregate.EACH else "monthly units sold"
+        return words.summed if plan.aggregate is not Aggregate.EACH else f"monthly {words.summed}"
+    value = words.value_label
     if plan.current:
-        return "current price"
+        return f"current {value}"
     return {
-        Aggregate.VALUE: "price",
-        Aggregate.MEAN: "mean monthly price",
-        Aggregate.MAX: "highest monthly price",
-        Aggregate.MIN: "lowest monthly price",
-        Aggregate.EACH: "monthly price",
+        Aggregate.VALUE: value,
+        Aggregate.MEAN: f"mean monthly {value}",
+        Aggregate.MAX: f"highest monthly {value}",
+        Aggregate.MIN: f"lowest monthly {value}",
+        Aggregate.EACH: f"monthly {value}",
         Aggregate.SUM: "total",
     }[plan.aggregate]
 
 
 def _what_zh(plan: Plan) -> str:
+    words = plan.wording
     if plan.metric is Metric.UNITS:
-        return "成交套数"
+        return words.summed_zh
     return {
-        Aggregate.VALUE: "成交均价",
-        Aggregate.MEAN: "平均成交均价",
-        Aggregate.MAX: "最高月度均价",
-        Aggregate.MIN: "最低月度均价",
-        Aggregate.EACH: "每月成交均价",
+        Aggregate.VALUE: words.value_zh,
+        Aggregate.MEAN: f"平均{words.value_zh}",
+        Aggregate.MAX: f"最高月度{words.value_zh_short}",
+        Aggregate.MIN: f"最低月度{words.value_zh_short}",
+        Aggregate.EACH: f"每月{words.value_zh}",
         Aggregate.SUM: "合计",
     }[plan.aggregate]
 
@@ -306,13 +309,13 @@ def _reasoning(
         elif label == "No change":
             text = (
                 f"The {what} of {ref.project} {when} ({_fmt(end)}) equals the current "
-                f"price ({_fmt(base)}): no change."
+                f"{plan.wording.value} ({_fmt(base)}): no change."
             )
         else:
             direction = "higher" if label == "Increase" else "lower"
             text = (
                 f"{label}: the {what} of {ref.project} {when} ({_fmt(end)}) is {direction} "
-                f"than the current price ({_fmt(base)})."
+                f"than the current {plan.wording.value} ({_fmt(base)})."
             )
         return Analysis([[label]], text)
     relative = plan.measure is ChangeMeasure.RELATIVE

@@ -274,11 +274,12 @@ def _words(plan: Plan, answer: list[list[str | float]]) -> str:
     comparison = plan.comparison
     if plan.threshold is not None:
         side = "above" if plan.threshold.above else "below"
-        return f"{shown}: is the price {when} {side} {plan.threshold.value:,.2f}"
+        return f"{shown}: is the {plan.wording.value} {when} {side} {plan.threshold.value:,.2f}"
     if comparison is Comparison.VS_CURRENT:
-        return f"{shown}: the price {when} compared with the current price"
+        value = plan.wording.value
+        return f"{shown}: the {value} {when} compared with the current {value}"
     if comparison in (Comparison.HIGHEST, Comparison.LOWEST):
-        return f"{shown} has the {comparison.value} price {when}"
+        return f"{shown} has the {comparison.value} {plan.wording.value} {when}"
     word = "rise" if comparison in (Comparison.WHICH_RISE, Comparison.RISES_MOST) else "fall"
     most = " the most" if comparison in (Comparison.RISES_MOST, Comparison.FALLS_MOST) else ""
     if shown == "None":
@@ -314,7 +315,8 @@ def with_intervals(plan: Plan, history: History, forecast: Forecast, point: Anal
         at = text.find(shown, cursor)
         if at < 0:
             continue
-        insert = f"{shown} ({label}: {bounds[0]:,.0f}–{bounds[1]:,.0f})"
+        places = plan.wording.interval_decimals
+        insert = f"{shown} ({label}: {bounds[0]:,.{places}f}–{bounds[1]:,.{places}f})"
         text = text[:at] + insert + text[at + len(shown) :]
         cursor = at + len(insert)
     return replace(point, text=text)

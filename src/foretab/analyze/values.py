@@ -71,7 +71,7 @@ def window_values(
                 f"{plan.reference_month.label}"
             )
     if not values and strict:
-        what = "units sold" if plan.metric is Metric.UNITS else "price"
+        what = plan.wording.summed if plan.metric is Metric.UNITS else plan.wording.value
         raise QuestionError(
             f"{ref.project} ({ref.district}, {ref.city}) has no {what} recorded "
             f"{window_text(plan)}; ask about months with sales "
@@ -104,7 +104,8 @@ def current_value(plan: Plan, ref: ProjectRef, history: Mapping[ProjectRef, Seri
     past = [month for month in series if month <= plan.reference_month]
     if not past:
         raise QuestionError(
-            f"{ref.project} has no price at or before {plan.reference_month.label}, so there "
-            "is no current price to compare with"
+            f"{ref.project} has no {plan.wording.value} at or before "
+            f"{plan.reference_month.label}, so there is no current {plan.wording.value} to "
+            "compare with"
         )
     return round(float(series[max(past)]), 2)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cache
 
+from foretab.corpus.schema import CorpusSchema, default_schema
 from foretab.months import Month, month_range
 
 
@@ -176,6 +178,49 @@ class TimeWindow:
 
 
 @dataclass(frozen=True, slots=True)
+class Wording:
+    """How answers name the corpus's measures: from the store's corpus schema.
+
+    ``value`` is the primary measure ("price"), ``summed`` the summed one ("units sold");
+    ``unit`` is shown after the measure's name; ``interval_decimals`` rounds the interval
+    bounds in text answers.
+    """
+
+    value: str
+    value_zh: str
+    value_zh_short: str
+    summed: str
+    summed_zh: str
+    unit: str = ""
+    interval_decimals: int = 0
+
+    @classmethod
+    def of(cls, schema: CorpusSchema) -> Wording:
+        primary, summed = schema.primary, schema.summed
+        value_zh = primary.name_zh or primary.name
+        return cls(
+            value=primary.name,
+            value_zh=value_zh,
+            value_zh_short=primary.short_zh or value_zh,
+            summed=summed.name if summed else "",
+            summed_zh=(summed.name_zh or summed.name) if summed else "",
+            unit=primary.unit,
+            interval_decimals=primary.decimals if primary.decimals is not None else 0,
+        )
+
+    @property
+    def value_label(self) -> str:
+        """The primary measure with its unit: ``price`` or ``price (USD)``."""
+        return f"{self.value} ({self.unit})" if self.unit else self.value
+
+
+@cache
+def default_wording() -> Wording:
+    """The real-estate schema's wording: plans built without a store's schema."""
+    return Wording.of(default_schema())
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
     """Everything the engine needs to answer one question."""
 
@@ -200,6 +245,8 @@ class Plan:
     # else the latest month before it (DESIGN §4).
     current: bool = False
     language: Language = Language.EN
+    # The corpus's names for its measures, for the text answer (set by the planner).
+    wording: Wording = field(default_factory=default_wording, compare=False)
 
     def __post_init__(self) -> None:
         # Every plan the planner can build is answerable; anything else is refused here,

@@ -75,6 +75,8 @@ class Measure(_Frozen):
     """One measured column, e.g. the average price: unit, window aggregation, sign."""
 
     name: str = Field(min_length=1, max_length=40)
+    name_zh: str = Field("", max_length=20)  # in Chinese answers ("成交均价")
+    short_zh: str = Field("", max_length=20)  # after 最高月度 / 最低月度 ("均价")
     column: str = Field(min_length=1, max_length=100)
     sql_column: str = Field(pattern=_IDENTIFIER.pattern)
     unit: str = Field("", max_length=20)
