@@ -159,7 +159,6 @@ def test_render_numbers_parameters_in_text_order_and_quotes(name: str) -> None:
 
 def _tamper(db: str, statement: str) -> None:
     if db.startswith("postgresql://"):
-
         from sql_stores import pg_admin
 
         with pg_admin(db) as conn:

@@ -338,3 +338,97 @@ def test_duckdb_refuses_a_non_store_the_same_way(tmp_path: Any) -> None:
         conn.execute("CREATE TABLE customers AS SELECT 1 AS id")
     with pytest.raises(StoreError, match="changed nothing"):
         ingest(str(path), 1)
+
+
+@pytest.mark.postgres
+def test_a_store_of_the_older_public_layout_is_read_and_replaced(pg_db: str) -> None:
+    """Stores ingested before generations kept their tables in ``public``."""
+    ingest(pg_db, 1)
+    (schema,) = generations(pg_db)["history"]
+    for target in (pg_db, pg_db + "_future"):
+        with psycopg.connect(target, autocommit=True) as conn:
+            tables = conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = %s", [schema]
+            ).fetchall()
+            for (name,) in tables:
+                conn.execute(f'ALTER TABLE "{schema}"."{name}" SET SCHEMA public')
+            conn.execute(f'DROP SCHEMA "{schema}"')
+            conn.execute("DROP TABLE IF EXISTS public.foretab_current")
+    assert observe(pg_db) == 1  # read from public, the guard included
+    ingest(pg_db, 2)
+    assert observe(pg_db) == 2
+    for target in (pg_db, pg_db + "_future"):
+        with psycopg.connect(target, autocommit=True) as conn:
+            left = conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1"
+            ).fetchall()
+        assert left == ([("foretab_current",)] if target == pg_db else [])
+
+
+_KILLER = """
+import os, signal, sys
+sys.path.insert(0, {tests!r})
+from test_store_generations import ingest
+from foretab.store import pg_swap
+
+point = sys.argv[2]
+real_write, real_clean = pg_swap.write_postgres, pg_swap.clean_leftovers
+
+def die(name):
+    if point == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+def write_postgres(url, layout, meta, progress, schema, finish=None):
+    if meta["side"] == "history":
+        die("after-future")
+        def switch(conn):
+            finish(conn)
+            die("before-switch-commit")
+        real_write(url, layout, meta, progress, schema, switch)
+        die("after-switch")
+        return
+    die("in-future")
+    real_write(url, layout, meta, progress, schema, finish)
+
+def clean_leftovers(location):
+    real_clean(location)
+    die("after-cleanup")
+
+pg_swap.write_postgres, pg_swap.clean_leftovers = write_postgres, clean_leftovers
+ingest(sys.argv[1], 2)
+"""
+
+KILL_POINTS = ["in-future", "after-future", "before-switch-commit", "after-switch"]
+
+
+def _kill_postgres_ingest(pg_db: str, point: str) -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    ingest(pg_db, 1)
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    code = _KILLER.format(tests=str(Path(__file__).parent))
+    done = subprocess.run([sys.executable, "-c", code, pg_db, point], env=env, check=False)
+    assert done.returncode == -9, done
+    # Killed before its commit: the old store; after it: the new one. Never a mix.
+    expected = 2 if point == "after-switch" else 1
+    assert observe(pg_db) == expected
+    ingest(pg_db, 1)
+    assert observe(pg_db) == 1
+    final = generations(pg_db)
+    assert len(final["history"]) == 2 and final["history"] == final["future"]
+
+
+@pytest.mark.postgres
+def test_a_killed_postgres_ingest_leaves_old_or_new(pg_db: str) -> None:
+    _kill_postgres_ingest(pg_db, "before-switch-commit")
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+@pytest.mark.parametrize("point", KILL_POINTS)
+def test_a_postgres_ingest_killed_at_every_step_leaves_old_or_new(pg_db: str, point: str) -> None:
+    _kill_postgres_ingest(pg_db, point)
