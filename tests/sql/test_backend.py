@@ -157,6 +157,26 @@ def test_render_numbers_parameters_in_text_order_and_quotes(name: str) -> None:
     )
 
 
+@pytest.mark.parametrize("name", ["duckdb", "postgresql"])
+def test_render_numbers_parameters_of_ctes_before_the_body(name: str) -> None:
+    # sqlglot writes a query's body before the WITH clause it prepends; the numbers must
+    # still follow the text, where the parameters' order is defined.
+    query = sqlglot.parse_one(
+        "WITH w AS (SELECT ? AS a WHERE ? > 0) SELECT a FROM w WHERE a < ? LIMIT ?",
+        read="duckdb",
+    )
+    rendered = get_backend(name).render(query)
+    if name == "postgresql":
+        assert (
+            rendered
+            == "WITH w AS (SELECT $1 AS a WHERE $2 > 0) SELECT a FROM w WHERE a < $3 LIMIT $4"
+        )
+    else:
+        assert (
+            rendered == "WITH w AS (SELECT ? AS a WHERE ? > 0) SELECT a FROM w WHERE a < ? LIMIT ?"
+        )
+
+
 def _tamper(db: str, statement: str) -> None:
     if db.startswith("postgresql://"):
         from sql_stores import pg_admin

@@ -29,7 +29,7 @@ Numeric rule, shared with the dataset builder (both must compute answers this wa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from foretab.analyze.probability import check_decision, decide
 from foretab.analyze.scope import analyze_scope
@@ -53,7 +53,7 @@ from foretab.core.plan import (
     Plan,
     ProjectRef,
 )
-from foretab.core.series import Forecast, History
+from foretab.core.series import Forecast, History, ScopeOutcome
 from foretab.core.stages import Analysis
 from foretab.errors import QuestionError
 from foretab.months import Month
@@ -112,13 +112,15 @@ def analyze(
     history: Mapping[ProjectRef, Series],
     future: Mapping[ProjectRef, Series],
     units: Mapping[ProjectRef, Series] | None = None,
+    scopes: Sequence[ScopeOutcome] = (),
 ) -> Analysis:
     """Compute the answer of ``plan`` from history (months ≤ R) and future (months > R).
 
-    ``history`` holds the plan's metric; ``units`` the units sold (scope rankings by units).
+    ``history`` holds the plan's metric; ``units`` the units sold (scope rankings by units);
+    ``scopes`` the outcomes a past scope question's SQL computed (``History.scopes``).
     """
     if plan.scopes:
-        return _with_assumption(plan, analyze_scope(plan, history, future, units or {}))
+        return _with_assumption(plan, analyze_scope(plan, history, future, units or {}, scopes))
     if not plan.projects:
         raise QuestionError("the plan names no project")
     if plan.which_month is not None:
@@ -365,7 +367,7 @@ class RuleAnalyzer:
         self.decision = check_decision(decision)
 
     def analyze(self, plan: Plan, history: History, forecast: Forecast) -> Analysis:
-        point = analyze(plan, history.series, forecast.values(), history.units)
+        point = analyze(plan, history.series, forecast.values(), history.units, history.scopes)
         # Hook (issue 11): intervals in numeric texts, probabilities and the decision
         # rule for reasoning answers; lives in its own module.
         return decide(plan, history, forecast, point, self.decision)

@@ -9,10 +9,20 @@ monthly prices or the SUM of its units. Ties go to the first project in catalog 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from foretab.analyze.values import Series, dmean, merged, r2, window_text, window_values
-from foretab.core.plan import Extreme, Language, Metric, Plan, ProjectRef, ScopeOp, ScopeRef
+from foretab.core.plan import (
+    Extreme,
+    Language,
+    Metric,
+    Plan,
+    ProjectRef,
+    ScopeOp,
+    ScopeQuery,
+    ScopeRef,
+)
+from foretab.core.series import ScopeOutcome
 from foretab.core.stages import Analysis
 from foretab.errors import QuestionError
 
@@ -41,60 +51,44 @@ def analyze_scope(
     prices: Mapping[ProjectRef, Series],
     future: Mapping[ProjectRef, Series],
     units: Mapping[ProjectRef, Series],
+    computed: Sequence[ScopeOutcome] = (),
 ) -> Analysis:
-    """One answer item per scope, in question order (``prices`` holds the plan's metric)."""
+    """One answer item per scope, in question order (``prices`` holds the plan's metric).
+
+    ``computed``: the outcomes the reader's SQL computed (``foretab.sql.scope``, past
+    windows); without them — a future window, or a reader that returned rows (golden
+    history, an LLM's SQL) — the same rules run here over the series.
+    """
     query = plan.scope
     assert query is not None
     zh = plan.language is Language.ZH
     answer: list[list[Cell]] = []
     parts: list[str] = []
-    by_metric = {Metric.PRICE: (prices, future), Metric.UNITS: (units, {})}
-    for scope in plan.scopes:
+    if computed and len(computed) != len(plan.scopes):
+        raise QuestionError(
+            f"the scope query answered {len(computed)} of {len(plan.scopes)} scopes; "
+            "ask about one district at a time"
+        )
+    for i, scope in enumerate(plan.scopes):
         where = scope.name_zh if zh and scope.name_zh else scope.label
-
-        def values(metric: Metric, scope: ScopeRef = scope) -> list[tuple[ProjectRef, float]]:
-            return _values(plan, scope, metric, *by_metric[metric])
-
-        main = values(query.metric)
+        outcome = computed[i] if computed else _outcome(plan, scope, prices, future, units)
         if query.op is ScopeOp.COUNT:
-            n = sum(1 for _, v in values(Metric.UNITS) if v > 0)
+            n = int(outcome.value or 0)
             answer.append([float(n)])
             parts.append(f"{where}: {n}")
             continue
-        if not main:
+        if not outcome.candidates:
             raise QuestionError(
                 f"no project in {scope.label} has a {query.metric.value} value "
                 f"{window_text(plan)}; ask about months with sales"
             )
         if query.op in (ScopeOp.MEAN, ScopeOp.TOTAL):
-            numbers = [v for _, v in main]
-            value = r2(sum(numbers)) if query.op is ScopeOp.TOTAL else dmean(numbers)
+            value = outcome.value
+            assert value is not None
             answer.append([value])
             parts.append(f"{where}: {value:,.2f}")
             continue
-        if query.op is ScopeOp.PICK:
-            picked = _ranked(main, query.extreme)[:1]
-        elif query.op is ScopeOp.TOP:
-            ranking = main if query.rank_by is query.metric else values(query.rank_by)
-            picked = _ranked(ranking, query.extreme)[: query.n]
-        elif query.op is ScopeOp.FILTER:
-            picked = [
-                (ref, v)
-                for ref, v in main
-                if (query.low is None or v >= query.low) and (query.high is None or v <= query.high)
-            ]
-        elif query.op is ScopeOp.FILTER_THEN_PICK:
-            inside = {
-                ref
-                for ref, v in main
-                if (query.low is None or v >= query.low) and (query.high is None or v <= query.high)
-            }
-            ranking = [(r, v) for r, v in values(query.rank_by) if r in inside]
-            picked = _ranked(ranking, query.extreme)[:1]
-        else:  # TOP_THEN_PICK: among the top N by units, the highest / lowest price
-            top = {ref for ref, _ in _ranked(values(query.rank_by), Extreme.HIGHEST)[: query.n]}
-            picked = _ranked([(r, v) for r, v in main if r in top], query.extreme)[:1]
-        names = [ref.name(plan.language) for ref, _ in picked]
+        names = [ref.name(plan.language) for ref, _ in outcome.picked]
         if not names and query.op is ScopeOp.FILTER:
             names_text = "无" if zh else "none"
             answer.append(["None"])
@@ -108,6 +102,51 @@ def analyze_scope(
     else:
         text = f"{_what(plan)} {window_text(plan)}: {sep.join(parts)}."
     return Analysis(answer, text)
+
+
+def _outcome(
+    plan: Plan,
+    scope: ScopeRef,
+    prices: Mapping[ProjectRef, Series],
+    future: Mapping[ProjectRef, Series],
+    units: Mapping[ProjectRef, Series],
+) -> ScopeOutcome:
+    """One scope's outcome computed from the series (the rules ``foretab.sql.scope`` runs)."""
+    query = plan.scope
+    assert query is not None
+    by_metric = {Metric.PRICE: (prices, future), Metric.UNITS: (units, {})}
+
+    def values(metric: Metric) -> list[tuple[ProjectRef, float]]:
+        return _values(plan, scope, metric, *by_metric[metric])
+
+    main = values(query.metric)
+    if query.op is ScopeOp.COUNT:
+        return ScopeOutcome(len(main), (), float(sum(1 for _, v in values(Metric.UNITS) if v > 0)))
+    if not main:
+        return ScopeOutcome(0)
+    if query.op in (ScopeOp.MEAN, ScopeOp.TOTAL):
+        numbers = [v for _, v in main]
+        value = r2(sum(numbers)) if query.op is ScopeOp.TOTAL else dmean(numbers)
+        return ScopeOutcome(len(main), (), value)
+    if query.op is ScopeOp.PICK:
+        picked = _ranked(main, query.extreme)[:1]
+    elif query.op is ScopeOp.TOP:
+        ranking = main if query.rank_by is query.metric else values(query.rank_by)
+        picked = _ranked(ranking, query.extreme)[: query.n]
+    elif query.op is ScopeOp.FILTER:
+        picked = [(ref, v) for ref, v in main if _inside(query, v)]
+    elif query.op is ScopeOp.FILTER_THEN_PICK:
+        inside = {ref for ref, v in main if _inside(query, v)}
+        ranking = [(r, v) for r, v in values(query.rank_by) if r in inside]
+        picked = _ranked(ranking, query.extreme)[:1]
+    else:  # TOP_THEN_PICK: among the top N by units, the highest / lowest price
+        top = {ref for ref, _ in _ranked(values(query.rank_by), Extreme.HIGHEST)[: query.n]}
+        picked = _ranked([(r, v) for r, v in main if r in top], query.extreme)[:1]
+    return ScopeOutcome(len(main), tuple(picked))
+
+
+def _inside(query: ScopeQuery, value: float) -> bool:
+    return (query.low is None or value >= query.low) and (query.high is None or value <= query.high)
 
 
 def _ranked(

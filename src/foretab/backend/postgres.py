@@ -149,18 +149,26 @@ def _ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+# Stands for one placeholder until the text is complete. sqlglot generates a query's body
+# before the WITH clause it prepends, so numbering while generating would give a CTE's
+# placeholders higher numbers than the body's although they come first in the text (and
+# the parameters are in text order). A NUL cannot occur in PostgreSQL text, so the marker
+# never collides with a literal.
+_MARK = "\x00?\x00"
+
+
 class _NumberedGenerator(Postgres.Generator):  # type: ignore[misc,name-defined]
     """Postgres SQL with ``$1, $2, …`` numbered in the order they appear in the text."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._placeholders = 0
 
     def placeholder_sql(self, expression: exp.Placeholder) -> str:
         if expression.this not in (None, ""):
             raise QueryError(f"placeholder {expression.sql()} is not supported; use '?'")
-        self._placeholders += 1
-        return f"${self._placeholders}"
+        return _MARK
+
+
+def _numbered(text: str) -> str:
+    parts = text.split(_MARK)
+    return parts[0] + "".join(f"${i}{part}" for i, part in enumerate(parts[1:], start=1))
 
 
 class PostgresBackend:
@@ -170,7 +178,7 @@ class PostgresBackend:
     dialect = "postgres"
 
     def render(self, query: exp.Expression) -> str:
-        return _NumberedGenerator(dialect=Postgres(), comments=False).generate(query)
+        return _numbered(_NumberedGenerator(dialect=Postgres(), comments=False).generate(query))
 
     def quote(self, identifier: str) -> str:
         return quote(identifier, self.dialect)

@@ -25,6 +25,21 @@ def _frozen(mapping: Mapping[ProjectRef, Mapping[Month, object]]) -> Mapping:
 
 
 @dataclass(frozen=True, slots=True)
+class ScopeOutcome:
+    """One scope's answer over its candidates, as the reader's SQL computed it (DESIGN §4).
+
+    ``candidates`` counts the scope's projects with a value for the question's metric in
+    the window (0: nothing to rank, which the analyzer reports); ``picked`` holds the
+    projects chosen (PICK, TOP, FILTER, …) in answer order with the value they were chosen
+    by; ``value`` the scope's MEAN / TOTAL / COUNT.
+    """
+
+    candidates: int
+    picked: tuple[tuple[ProjectRef, float], ...] = ()
+    value: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class History:
     """Observed values per plan entity, as read through the SQL guard.
 
@@ -39,6 +54,9 @@ class History:
     # Units sold per entity and month, when the query returned them: scope questions rank
     # by units ("among the five best-selling ...") while answering with prices.
     units: Mapping[ProjectRef, Values] = field(default_factory=lambda: MappingProxyType({}))
+    # A past scope question ranked, filtered and aggregated in SQL: one outcome per plan
+    # scope, in order (the series are then empty: the rows never left the database).
+    scopes: tuple[ScopeOutcome, ...] = ()
 
     def __post_init__(self) -> None:
         for ref, values in self.series.items():

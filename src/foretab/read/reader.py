@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from foretab.core.catalog import Retrieval
 from foretab.core.plan import Metric, Plan, ProjectRef
-from foretab.core.series import History
+from foretab.core.series import History, ScopeOutcome
 from foretab.core.stages import HistoryRead
 from foretab.corpus.schema import TableColumns
 from foretab.errors import QueryError, QuestionError
@@ -22,6 +22,8 @@ from foretab.months import Month
 from foretab.retrieve import history_span
 from foretab.sql.build import default_columns, history_query, scope_query
 from foretab.sql.guard import GuardedExecutor, QueryResult
+from foretab.sql.scope import COLUMNS as SCOPE_COLUMNS
+from foretab.sql.scope import scope_answer_query
 
 
 def rows_to_history(
@@ -130,6 +132,8 @@ class GuardedHistoryReader:
         self.cols = cols or default_columns()
 
     def read(self, plan: Plan, retrieval: Retrieval) -> HistoryRead:
+        if plan.scope is not None and plan.is_past:
+            return _read_scope(self.guard, plan, retrieval)
         first, last = history_span(plan)
         if plan.scopes:
             query = scope_query(retrieval.tables, first, last, self.cols)
@@ -138,6 +142,52 @@ class GuardedHistoryReader:
         if query is None:
             return HistoryRead(History.empty(plan.projects))
         return _read(self.guard, plan, query.ast, query.params, self.cols)
+
+
+def _read_scope(guard: GuardedExecutor, plan: Plan, retrieval: Retrieval) -> HistoryRead:
+    """A past scope question answered by its SQL: ranked, filtered and aggregated there."""
+    assert plan.scope is not None
+    measure = "units_sold" if plan.metric is Metric.UNITS else "price"
+    query = scope_answer_query(plan.scopes, plan.scope, retrieval.tables, plan.window.months)
+    if query is None:
+        outcomes = tuple(ScopeOutcome(0) for _ in plan.scopes)
+        return HistoryRead(History({}, measure, scopes=outcomes))
+    result = guard.execute(query.ast, query.params)
+    return HistoryRead(
+        History({}, measure, scopes=scope_outcomes(result, plan)),
+        sql=result.sql,
+        params=query.params,
+        rows=len(result.rows),
+        truncated=result.truncated,
+    )
+
+
+def scope_outcomes(result: QueryResult, plan: Plan) -> tuple[ScopeOutcome, ...]:
+    """The rows of a scope answer query (``foretab.sql.scope``) as one outcome per scope."""
+    columns = tuple(c.lower() for c in result.columns)
+    if columns != SCOPE_COLUMNS:
+        raise QueryError(f"the scope query returned columns {list(columns)}, not {SCOPE_COLUMNS}")
+    if result.truncated:
+        raise QueryError(
+            f"the scope query returned more than {len(result.rows)} rows; ask for fewer "
+            "projects (a smaller N or a narrower price range)"
+        )
+    refs = {(r.city, r.district, r.project): r for r in plan.projects}
+    counts = [0 for _ in plan.scopes]
+    values: list[float | None] = [None for _ in plan.scopes]
+    picked: list[list[tuple[ProjectRef, float]]] = [[] for _ in plan.scopes]
+    for scope, pos, city, district, name, value, candidates in result.rows:
+        if pos == 0:
+            counts[scope] = int(candidates)
+            values[scope] = None if value is None else float(value)
+            continue
+        key = (str(city), str(district), str(name))
+        # A candidate the planner listed keeps its Chinese name; the SQL saw the same rows.
+        ref = refs.get(key) or ProjectRef(*key)
+        picked[scope].append((ref, float(value)))
+    return tuple(
+        ScopeOutcome(counts[i], tuple(picked[i]), values[i]) for i in range(len(plan.scopes))
+    )
 
 
 class GivenSQLReader:

@@ -1,0 +1,202 @@
+"""The answer query of a past scope question: ranking, filtering and aggregates in SQL.
+
+One scan over the scopes' year tables (``UNION ALL``, each select tagged with its scope's
+position and its catalog city / district, all bound), then, per scope, the DESIGN §4 rules:
+
+* a candidate is a project with a value for the metric in the window; its value is the
+  exact mean of its rounded monthly prices (or the sum of its units sold);
+* PICK / TOP / FILTER / FILTER_THEN_PICK / TOP_THEN_PICK choose projects with
+  ``ROW_NUMBER() OVER (PARTITION BY scope ORDER BY value, cat)``, ``cat`` being the
+  project's catalog position (city, district, project in byte order: ``COLLATE "C"``), so
+  ties go to the first project in catalog order;
+* MEAN / TOTAL / COUNT aggregate the candidates' values.
+
+Rows: one summary row per scope (``pos`` 0: the candidate count and the aggregate), then
+the chosen projects (``pos`` 1, 2, …). Money is carried in whole cents (doubles holding
+integers, exact in both engines): a rounded price is ``ROUND(price * 100)``; a mean is
+``FLOOR(AVG(cents) + 0.5)``, the exact decimal mean rounded half up (a sum of whole cents
+is exact, and a quotient off a half by at least 1/2n is never rounded onto it), as
+``foretab.analyze.values.dmean`` computes it. NULL, NaN and infinite prices are not values
+(``price BETWEEN -max AND max`` is false for all three, on DuckDB and PostgreSQL).
+
+The statement's fixed part is written as SQL text (it holds no value and no name from the
+store) and parsed once per shape; the per-table selects are built as an AST and spliced in.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import sqlglot
+from sqlglot import exp
+
+from foretab.core.catalog import CatalogEntry
+from foretab.core.plan import Extreme, Metric, ScopeOp, ScopeQuery, ScopeRef
+from foretab.months import Month
+from foretab.sql.build import HistoryQuery
+
+#: the columns of every row the query returns, in order
+COLUMNS = ("scope", "pos", "city", "district", "project_name", "value", "candidates")
+
+_CENTS = {Metric.PRICE: "price_cents", Metric.UNITS: "units_cents"}
+_SUMMARY_VALUE = {
+    ScopeOp.MEAN: "FLOOR(AVG({vc}) + 0.5) / 100",
+    ScopeOp.TOTAL: "SUM({vc}) / 100",
+    ScopeOp.COUNT: "CAST(COUNT(CASE WHEN units_cents > 0 THEN 1 END) AS DOUBLE)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What decides the statement's text (values are bound, so they are not part of it)."""
+
+    op: ScopeOp
+    metric: Metric
+    rank_by: Metric
+    extreme: Extreme
+    low: bool
+    high: bool
+
+
+def _picks(shape: _Shape) -> tuple[str, str]:
+    """The CTE choosing projects (numbered ``pos`` 1, 2, … per scope), and which to keep."""
+    order = "DESC" if shape.extreme is Extreme.HIGHEST else "ASC"
+    vc, rc = _CENTS[shape.metric], _CENTS[shape.rank_by]
+    bounds = [f"{vc} / 100 {op} ?" for op, on in ((">=", shape.low), ("<=", shape.high)) if on]
+
+    def numbered(value: str, by: str, where: list[str], source: str = "per_project") -> str:
+        return (
+            f"picks AS (SELECT scope, city, district, project_name, {value} / 100 AS value, "
+            f"ROW_NUMBER() OVER (PARTITION BY scope ORDER BY {by}) AS pos FROM {source} "
+            f"WHERE {' AND '.join(where)})"
+        )
+
+    if shape.op is ScopeOp.PICK:
+        return numbered(vc, f"{vc} {order}, cat", [f"{vc} IS NOT NULL"]), "pos <= 1"
+    if shape.op is ScopeOp.TOP:
+        return numbered(rc, f"{rc} {order}, cat", [f"{rc} IS NOT NULL"]), "pos <= ?"
+    if shape.op is ScopeOp.FILTER:
+        return numbered(vc, "cat", [f"{vc} IS NOT NULL", *bounds]), "pos >= 1"
+    if shape.op is ScopeOp.FILTER_THEN_PICK:
+        where = [f"{vc} IS NOT NULL", f"{rc} IS NOT NULL", *bounds]
+        return numbered(rc, f"{rc} {order}, cat", where), "pos <= 1"
+    assert shape.op is ScopeOp.TOP_THEN_PICK
+    # Among the top N by the ranking metric (highest first), the highest / lowest value.
+    top = (
+        f"top_n AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY scope ORDER BY {rc} DESC, cat) "
+        f"AS top_pos FROM per_project WHERE {rc} IS NOT NULL), "
+    )
+    where = ["top_pos <= ?", f"{vc} IS NOT NULL"]
+    return top + numbered(vc, f"{vc} {order}, cat", where, "top_n"), "pos <= 1"
+
+
+@lru_cache(maxsize=64)
+def _skeleton(shape: _Shape) -> exp.Query:
+    vc = _CENTS[shape.metric]
+    # One row per project: its rounded mean price in cents (half up: the mean of whole
+    # cents is exact, so FLOOR(x + 0.5) decides ties exactly), units sold, catalog order.
+    per_project = (
+        "per_project AS (SELECT scope, city, district, project_name, "
+        "FLOOR(AVG(CASE WHEN price BETWEEN ? AND ? THEN ROUND(price * 100) END) + 0.5) "
+        "AS price_cents, SUM(CAST(units_sold AS DOUBLE)) * 100 AS units_cents, "
+        'ROW_NUMBER() OVER (ORDER BY city COLLATE "C", district COLLATE "C", '
+        'project_name COLLATE "C") AS cat '
+        "FROM scope_rows GROUP BY scope, city, district, project_name)"
+    )
+    summary = (
+        "SELECT scope, 0 AS pos, CAST(NULL AS TEXT) AS city, CAST(NULL AS TEXT) AS district, "
+        "CAST(NULL AS TEXT) AS project_name, "
+        f"{_SUMMARY_VALUE.get(shape.op, 'CAST(NULL AS DOUBLE)').format(vc=vc)} AS value, "
+        f"COUNT({vc}) AS candidates FROM per_project GROUP BY scope"
+    )
+    ctes = ["scope_rows AS (SELECT 1)", per_project]  # scope_rows: the per-table selects
+    if shape.op in _SUMMARY_VALUE:
+        body = summary
+    else:
+        picks, keep = _picks(shape)
+        ctes.append(picks)
+        body = (
+            f"{summary} UNION ALL SELECT scope, pos, city, district, project_name, value, "
+            f"0 AS candidates FROM picks WHERE {keep}"
+        )
+    text = f"WITH {', '.join(ctes)} {body} ORDER BY scope, pos"
+    parsed = sqlglot.parse_one(text, read="duckdb")
+    assert isinstance(parsed, exp.Query)
+    return parsed
+
+
+def _placeholders(node: exp.Expression) -> int:
+    return sum(1 for _ in node.find_all(exp.Placeholder))
+
+
+def _rows(
+    scopes: Sequence[ScopeRef], tables: Sequence[CatalogEntry], months: Sequence[Month]
+) -> tuple[exp.Query, list[object]] | None:
+    """Every row of the scopes' year tables in ``months``, tagged with its scope."""
+    # The builders' copy=False: these nodes are new, and copying sqlglot trees is slow.
+    selects: list[exp.Select] = []
+    params: list[object] = []
+    for position, scope in enumerate(scopes):
+        for table in tables:
+            if table.city != scope.city or scope.district not in (None, table.district):
+                continue
+            inside = [m for m in months if m.year == table.year]
+            if not inside:
+                continue
+            if inside[-1].minus(inside[0]) == len(inside) - 1:  # one run of months
+                when = exp.column("month").between(exp.Placeholder(), exp.Placeholder())
+                bound: list[object] = [inside[0].first_day, inside[-1].first_day]
+            else:
+                when = exp.column("month").isin(*[exp.Placeholder() for _ in inside])
+                bound = [m.first_day for m in inside]
+            selects.append(
+                exp.select(
+                    exp.alias_(exp.cast(exp.Placeholder(), "int"), "scope"),
+                    exp.alias_(exp.cast(exp.Placeholder(), "text"), "city"),
+                    exp.alias_(exp.cast(exp.Placeholder(), "text"), "district"),
+                    exp.column("project_name"),
+                    exp.column("price"),
+                    exp.column("units_sold"),
+                    copy=False,
+                )
+                .from_(exp.to_table(table.table_name), copy=False)
+                .where(when, copy=False)
+            )
+            params += [position, table.city, table.district, *bound]
+    if not selects:
+        return None
+    query: exp.Query = selects[0]
+    for select in selects[1:]:
+        query = exp.union(query, select, distinct=False, copy=False)
+    return query, params
+
+
+def scope_answer_query(
+    scopes: Sequence[ScopeRef],
+    query: ScopeQuery,
+    tables: Sequence[CatalogEntry],
+    months: Sequence[Month],
+) -> HistoryQuery | None:
+    """The answer query of ``query`` over ``scopes`` in ``months`` (None: no table applies)."""
+    rows = _rows(scopes, tables, sorted(set(months)))
+    if rows is None:
+        return None
+    union, params = rows
+    shape = _Shape(
+        query.op, query.metric, query.rank_by, query.extreme,
+        query.low is not None, query.high is not None,
+    )  # fmt: skip
+    ast = _skeleton(shape).copy()
+    cte = next(c for c in ast.find_all(exp.CTE) if c.alias == "scope_rows")
+    cte.set("this", union)
+    params += [-sys.float_info.max, sys.float_info.max]  # clean: finite prices only
+    if shape.op in (ScopeOp.FILTER, ScopeOp.FILTER_THEN_PICK):
+        params += [b for b in (query.low, query.high) if b is not None]
+    if shape.op is ScopeOp.TOP_THEN_PICK or shape.op is ScopeOp.TOP:
+        params.append(query.n)
+    if _placeholders(ast) != len(params):  # a shape and its parameters went out of step
+        raise AssertionError(f"{_placeholders(ast)} placeholders for {len(params)} parameters")
+    return HistoryQuery(ast, tuple(params))
