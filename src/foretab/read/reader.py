@@ -133,7 +133,7 @@ class GuardedHistoryReader:
 
     def read(self, plan: Plan, retrieval: Retrieval) -> HistoryRead:
         if plan.scope is not None and plan.is_past:
-            return _read_scope(self.guard, plan, retrieval)
+            return _read_scope(self.guard, plan, retrieval, self.cols)
         first, last = history_span(plan)
         if plan.scopes:
             query = scope_query(retrieval.tables, first, last, self.cols)
@@ -144,11 +144,14 @@ class GuardedHistoryReader:
         return _read(self.guard, plan, query.ast, query.params, self.cols)
 
 
-def _read_scope(guard: GuardedExecutor, plan: Plan, retrieval: Retrieval) -> HistoryRead:
+def _read_scope(
+    guard: GuardedExecutor, plan: Plan, retrieval: Retrieval, cols: TableColumns
+) -> HistoryRead:
     """A past scope question answered by its SQL: ranked, filtered and aggregated there."""
     assert plan.scope is not None
     measure = "units_sold" if plan.metric is Metric.UNITS else "price"
-    query = scope_answer_query(plan.scopes, plan.scope, retrieval.tables, plan.window.months)
+    months = plan.window.months
+    query = scope_answer_query(plan.scopes, plan.scope, retrieval.tables, months, cols)
     if query is None:
         outcomes = tuple(ScopeOutcome(0) for _ in plan.scopes)
         return HistoryRead(History({}, measure, scopes=outcomes))

@@ -35,8 +35,9 @@ from sqlglot import exp
 
 from foretab.core.catalog import CatalogEntry
 from foretab.core.plan import Extreme, Metric, ScopeOp, ScopeQuery, ScopeRef
+from foretab.corpus.schema import TableColumns
 from foretab.months import Month
-from foretab.sql.build import HistoryQuery
+from foretab.sql.build import HistoryQuery, default_columns
 
 #: the columns of every row the query returns, in order
 COLUMNS = ("scope", "pos", "city", "district", "project_name", "value", "candidates")
@@ -133,9 +134,16 @@ def _placeholders(node: exp.Expression) -> int:
 
 
 def _rows(
-    scopes: Sequence[ScopeRef], tables: Sequence[CatalogEntry], months: Sequence[Month]
+    scopes: Sequence[ScopeRef],
+    tables: Sequence[CatalogEntry],
+    months: Sequence[Month],
+    cols: TableColumns,
 ) -> tuple[exp.Query, list[object]] | None:
-    """Every row of the scopes' year tables in ``months``, tagged with its scope."""
+    """Every row of the scopes' year tables in ``months``, tagged with its scope.
+
+    The schema's columns are renamed to the roles the fixed part reads (``project_name``,
+    ``price``, ``units_sold``; NULL units where the schema sums nothing).
+    """
     # The builders' copy=False: these nodes are new, and copying sqlglot trees is slow.
     selects: list[exp.Select] = []
     params: list[object] = []
@@ -144,22 +152,23 @@ def _rows(
             if table.city != scope.city or scope.district not in (None, table.district):
                 continue
             inside = [m for m in months if m.year == table.year]
+            summed = exp.column(cols.summed) if cols.summed else exp.cast(exp.null(), "int")
             if not inside:
                 continue
             if inside[-1].minus(inside[0]) == len(inside) - 1:  # one run of months
-                when = exp.column("month").between(exp.Placeholder(), exp.Placeholder())
+                when = exp.column(cols.month).between(exp.Placeholder(), exp.Placeholder())
                 bound: list[object] = [inside[0].first_day, inside[-1].first_day]
             else:
-                when = exp.column("month").isin(*[exp.Placeholder() for _ in inside])
+                when = exp.column(cols.month).isin(*[exp.Placeholder() for _ in inside])
                 bound = [m.first_day for m in inside]
             selects.append(
                 exp.select(
                     exp.alias_(exp.cast(exp.Placeholder(), "int"), "scope"),
                     exp.alias_(exp.cast(exp.Placeholder(), "text"), "city"),
                     exp.alias_(exp.cast(exp.Placeholder(), "text"), "district"),
-                    exp.column("project_name"),
-                    exp.column("price"),
-                    exp.column("units_sold"),
+                    exp.alias_(exp.column(cols.entity), "project_name", copy=False),
+                    exp.alias_(exp.column(cols.value), "price", copy=False),
+                    exp.alias_(summed, "units_sold", copy=False),
                     copy=False,
                 )
                 .from_(exp.to_table(table.table_name), copy=False)
@@ -179,9 +188,10 @@ def scope_answer_query(
     query: ScopeQuery,
     tables: Sequence[CatalogEntry],
     months: Sequence[Month],
+    cols: TableColumns | None = None,
 ) -> HistoryQuery | None:
     """The answer query of ``query`` over ``scopes`` in ``months`` (None: no table applies)."""
-    rows = _rows(scopes, tables, sorted(set(months)))
+    rows = _rows(scopes, tables, sorted(set(months)), cols or default_columns())
     if rows is None:
         return None
     union, params = rows
