@@ -27,116 +27,9 @@ from rapidfuzz import fuzz, process
 from foretab.core.plan import ProjectRef
 from foretab.errors import AmbiguousEntityError, UnknownEntityError
 from foretab.parse.text import Token, has_cjk, normalize, tokenize
-from foretab.parse.vocabulary import QUESTION_WORDS
+from foretab.parse.vocabulary import PLACE_SUFFIXES, QUESTION_WORDS, SCOPE_WORDS, SUFFIX_VARIANTS
 from foretab.store.catalog import ProjectEntry
 
-# Suffixes a user may leave out: "Jiangning" for "Jiangning District".
-_PLACE_SUFFIXES = (
-    "district",
-    "city",
-    "county",
-    "new area",
-    "cooperation zone",
-    "high tech zone",
-    "high tech development zone",
-)
-# Other official or common spellings of a place-name suffix ("East Lake High-tech Zone" is
-# also "East Lake High-tech Development Zone"; "Jiangbei New Area" "Jiangbei New District").
-_SUFFIX_VARIANTS = {
-    "high tech zone": (
-        "high tech development zone",
-        "high tech industrial development zone",
-        "high technology zone",
-        "high technology development zone",
-        "hitech zone",
-        "hightech zone",
-    ),
-    "new area": ("new district", "new zone"),
-    "economic development zone": (
-        "economic and technological development zone",
-        "economic technological development zone",
-        "economic and technology development zone",
-        "economic zone",
-        "development zone",
-    ),
-    "industrial park": ("industry park",),
-}
-# Words of a question about a place as a whole that are not names ("name the five
-# priciest communities", "the total number of homes sold").
-_SCOPE_WORDS = frozenset(
-    [
-        "fewest",
-        "fewer",
-        "least",
-        "name",
-        "names",
-        "total",
-        "number",
-        "list",
-        "show",
-        "tell",
-        "give",
-        "top",
-        "typical",
-        "level",
-        "levels",
-        "across",
-        "priciest",
-        "costliest",
-        "dearest",
-        "best",
-        "worst",
-        "estates",
-        "among",
-        "had",
-        "have",
-        "sold",
-        "priced",
-        "ranking",
-        "rank",
-        "ranked",
-        "ranks",
-        "bottom",
-        "overall",
-        "whole",
-        "entire",
-        "area",
-        "district",
-        "districts",
-        "city",
-        "cities",
-        "region",
-        "new",
-        "homes",
-        "units",
-        "volume",
-        "sales",
-        "amount",
-        "figure",
-        "figures",
-        "count",
-        "many",
-        "projects",
-        "project",
-        "communities",
-        "community",
-        "developments",
-        "development",
-        "complexes",
-        "complex",
-        "ones",
-        "one",
-        "all",
-        "every",
-        "any",
-        "each",
-        "sell",
-        "selling",
-        "registered",
-        "recorded",
-        "market",
-    ]
-)
 _PLACE_TYPO = 85.0  # a leftover this close to a city / district name is that place, misspelt
 _FUZZY_ACCEPT = 88.0  # a leftover span scoring this high against one project links to it
 _FUZZY_SUGGEST = 60.0  # names scoring this high are offered as "did you mean"
@@ -187,12 +80,12 @@ class _Scope:
 
 def _place_keys(name: str, aliases: Iterable[str]) -> set[str]:
     keys = {normalize(name)}
-    for suffix in _PLACE_SUFFIXES:
+    for suffix in PLACE_SUFFIXES:
         for key in list(keys):
             if key.endswith(" " + suffix):
                 keys.add(key[: -len(suffix) - 1])
     keys |= {normalize(alias) for alias in aliases if alias and not has_cjk(alias)}
-    for suffix, variants in _SUFFIX_VARIANTS.items():
+    for suffix, variants in SUFFIX_VARIANTS.items():
         for key in list(keys):
             if key == suffix or key.endswith(" " + suffix):
                 base = key[: -len(suffix)]
@@ -468,7 +361,7 @@ class EntityIndex:
             if pid is not None:
                 resolved.append((start, pid))
                 spans.append((start, end))
-            elif set(text.split()) - _SCOPE_WORDS:
+            elif set(text.split()) - SCOPE_WORDS:
                 unclaimed.append(question[start:end])
         if ambiguous:
             raise ambiguous[0]

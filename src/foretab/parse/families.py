@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from foretab.core.plan import ChangeMeasure, Extreme, Metric, ScopeOp, ScopeQuery, Threshold
+from foretab.parse.vocabulary import measure_words
 from foretab.parse.zh_time import NUM as ZH_NUM
 from foretab.parse.zh_time import zh_number
 
@@ -21,13 +22,8 @@ _AMOUNT = r"(?:rmb|cny|¥|yuan)?\s*(?P<v>\d[\d,]*(?:\.\d+)?)\s*(?P<k>k\b|thousan
 
 # -- English ------------------------------------------------------------------------------
 
-_UNITS_EN = re.compile(
-    r"\bunits?\b|\bbest[\s-]?sell\w*|\bworst[\s-]?sell\w*|\bsold\b|\bsells?\b(?!\s+for)"
-    r"|\bsales\s+volume|\bvolume\b|\bnumber\s+of\s+(?:sales|transactions|homes|flats)\b"
-    r"|\bhow\s+many\s+(?:homes|flats|apartments|houses|properties|transactions|sales)\b"
-    r"|\btransactions\b|\btotal\s+sales\b|\bsales\b(?!\s+prices?\b)"
-)
-_PRICE_EN = re.compile(r"\bpric\w*|\bcost\w*|\bexpensive\b|\bcheap\w*|\bpricier\b|\bcheaper\b")
+_UNITS_EN = re.compile(measure_words(Metric.UNITS).en)
+_PRICE_EN = re.compile(measure_words(Metric.PRICE).en)
 _CHANGE_EN = re.compile(
     r"\bhow\s+much\b[^?]*\b(?:rise|rises|fall|falls|change|changes|changed|increase|increased"
     r"|decrease|decreased|drop|dropped|grow|grew|goes_up|goes_down|differ|gain|lose|move)\b"
@@ -83,11 +79,8 @@ _MEAN_EN = re.compile(r"\baverage\b|\bmean\b|\bavg\b|\btypical\b|\boverall\b|\bp
 
 # -- Chinese -------------------------------------------------------------------------------
 
-_UNITS_ZH = re.compile(
-    r"销量|销售(?!价|均价|单价)|成交套数|套数|多少套|成交量|卖出|售出|卖了|卖得|成交的房子数量"
-    r"|房子数量|房屋数量|成交了多少|销售数量|成交数量|卖房|套房"
-)
-_PRICE_ZH = re.compile(r"均价|房价|价格|单价|售价|价位|多少钱|贵|便宜")
+_UNITS_ZH = re.compile(measure_words(Metric.UNITS).zh)
+_PRICE_ZH = re.compile(measure_words(Metric.PRICE).zh)
 _HIGH_ZH = re.compile(
     r"最高|最贵|最昂贵|最多|最好|最大|最火|最佳|最突出|突出|领先|榜首|最畅销|最旺|最热"
     r"|更高|更贵|更多|较高|较多|较贵|更好"

@@ -42,6 +42,7 @@ from foretab.core.plan import (
 )
 from foretab.errors import QuestionError, UnknownEntityError
 from foretab.months import Month
+from foretab.parse import vocabulary as vocab
 from foretab.parse.entities import EntityIndex, Linked, Mention, MentionKind
 from foretab.parse.families import Cues, extreme_of, read_cues, scope_query_of
 from foretab.parse.refuse import check_refusals
@@ -105,51 +106,18 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )  # fmt: skip
 
-_RISE = re.compile(
-    r"\b(?:rise|rises|rising|rose|risen|increase|increases|increased|increasing|goes_up"
-    r"|grow|grows|growing|grew|growth|gain|gains|climb|climbs|climbing|appreciate|appreciates"
-    r"|appreciation|upward|upswing|surge|surges|jump|jumps|higher\s+than\s+before|uptick)\b"
-)
-_FALL = re.compile(
-    r"\b(?:fall|falls|falling|fell|fallen|decrease|decreases|decreased|decreasing|goes_down"
-    r"|drop|drops|dropping|dropped|decline|declines|declining|declined|dip|dips|depreciate"
-    r"|depreciates|depreciation|downward|downturn|slump|slumps|plunge|plunges|sink|sinks"
-    r"|shrink|shrinks|lose|loses|loss)\b"
-)
-_MOST = re.compile(
-    r"\b(?:most|more|bigger|biggest|larger|largest|greater|greatest|faster|fastest|steeper"
-    r"|steepest|sharper|sharpest|stronger|strongest|higher|highest|deeper|deepest|heavier"
-    r"|heaviest|maximum|max|further|furthest|farther|farthest|quicker|quickest|more\s+sharply"
-    r"|more\s+steeply|more\s+quickly)\b"
-)
-_HIGH = re.compile(
-    r"\b(?:highest|higher|priciest|pricier|dearest|dearer|top|maximum|max|peak|peaks"
-    r"|greatest|greater|costliest|high\s+point|(?:bigger|larger|largest|biggest)"
-    r"(?=\s+(?:average\s+|mean\s+|monthly\s+|unit\s+)*(?:price|prices|value)\b))\b"
-)
-_LOW = re.compile(
-    r"\b(?:lowest|lower|cheapest|cheaper|minimum|min|bottom|trough|least|smallest|smaller"
-    r"|lows|low\s+point)\b"
-)
+_RISE = re.compile(vocab.RISE_EN)
+_FALL = re.compile(vocab.FALL_EN)
+_MOST = re.compile(vocab.MOST_EN)
+_HIGH = re.compile(vocab.HIGH_EN)
+_LOW = re.compile(vocab.LOW_EN)
 # Comparatives that, for one project, compare with its current price.
 _UP_COMPARATIVE = re.compile(r"\b(?:higher|pricier|dearer|costlier|greater)\b")
 _DOWN_COMPARATIVE = re.compile(r"\b(?:lower|cheaper|smaller)\b")
-# "average price" names the measure; any other "average" asks for the mean.
-_MEAN = re.compile(
-    r"\bmean\b|\baverag(?:ed|es|ing)\b|\bas\s+a\s+whole\b|\boverall\b|\bon\s+the\s+whole\b"
-    r"|\baverage\b(?!\s+(?:(?:transaction|sale|sales|selling|housing|house|home|unit"
-    r"|listing|property|trading)\s+)?(?:prices?|price's|trend)\b)"
-)
-_EACH = re.compile(
-    r"\beach\s+month\b|\bevery\s+month\b|\bmonthly\b|\bmonth\s+by\s+month\b"
-    r"|\bper\s+month\b|\bfor\s+each\b|\beach\s+of\s+the\s+months\b|\bmonth-by-month\b"
-    r"|\bmonth\s+on\s+month\b|\bbreakdown\b"
-)
+_MEAN = re.compile(vocab.MEAN_EN)
+_EACH = re.compile(vocab.EACH_EN)
 _WEAK_EACH = re.compile(r"\bmonthly\b")
-_RELATIVE = re.compile(
-    r"\bpercent(?:age)?s?\b|%|\brates?\b|\brelative\s+(?:change|increase|rise|growth|decrease"
-    r"|decline|drop|fall|terms)\b|\brelatively\b|\bproportion(?:al|ally)?\b|\bratio\b"
-)
+_RELATIVE = re.compile(vocab.RELATIVE_EN)
 # Words allowed between "bigger" and "increase" / between "rise" and "the most".
 _FORECAST_WORDS = r"expected|projected|forecast|predicted|anticipated|likely|estimated|potential"
 _GAP_BEFORE = re.compile(
@@ -325,18 +293,13 @@ def _comparison(text: str, several: bool) -> tuple[Comparison, str]:
 
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
-_ZH_EACH = re.compile(
-    r"每个月|每月|各月|逐月|分别|各个月|信息|数据|情况|详情|具体|有何变化|变化情况|走势|明细"
-)
-_ZH_RISE = re.compile(r"上涨|涨价|上升|增长|升高|涨")
-_ZH_FALL = re.compile(r"下跌|降价|下降|降低|回落|跌")
-_ZH_MOST = re.compile(r"最多|最大|最快|最高|更多|更大|更快|较多|较大")
+_ZH_EACH = re.compile(vocab.EACH_ZH)
+_ZH_RISE = re.compile(vocab.RISE_ZH)
+_ZH_FALL = re.compile(vocab.FALL_ZH)
+_ZH_MOST = re.compile(vocab.MOST_ZH)
 _ZH_YES_NO = re.compile(r"会[^，。？]*吗|是否|能否|会不会|还是|吗[？?]?$")
 _ZH_WHICH = re.compile(r"哪|谁|还是")
-_NOW = re.compile(
-    r"\b(?:now|currently|current|today|present|this\s+month|at\s+the\s+moment|latest)\b"
-    r"|目前|现在|当前|本月|这个月|如今|眼下|最新"
-)
+_NOW = re.compile(vocab.NOW)
 _LISTING = re.compile(r"\bforecasts?\b|\bprices\b|\bvalues\b|\bfigures\b|\blist\b")
 _MEAN_WORD = re.compile(r"\baverage\b|\bmean\b|\bavg\b|\boverall\b")
 MAX_HORIZON = 12  # months past R a forecast reaches
@@ -577,7 +540,7 @@ def _project_plan(
         change = None
     measure = (
         ChangeMeasure.RELATIVE
-        if (re.search(r"涨幅|跌幅|幅度|百分比|%", text) if zh else _RELATIVE.search(text))
+        if (re.search(vocab.RELATIVE_ZH, text) if zh else _RELATIVE.search(text))
         else ChangeMeasure.ABSOLUTE
     )
     assumption = ""
@@ -672,7 +635,7 @@ def _zh_aggregate(
     return Aggregate.EACH
 
 
-_MEAN_ZH = re.compile(r"平均|均值|总体|整体|合计|总共|一共|总计")
+_MEAN_ZH = re.compile(vocab.MEAN_ZH)
 
 
 def _zh_comparison(text: str, several: bool, cues: Cues) -> tuple[Comparison, str]:

@@ -1,10 +1,25 @@
-"""Words that belong to the question, not to a name: what the fuzzy linker skips.
+"""The planner's vocabulary, as data in one place (English and Chinese).
 
-Words that also occur in project names ("city", "garden", "one", "new") are left out on
-purpose: a leftover run containing them may still be a project name.
+* ``QUESTION_WORDS``: words that belong to the question, not to a name — what the fuzzy
+  linker skips. Words that also occur in project names ("city", "garden", "one", "new")
+  are left out on purpose: a leftover run containing them may still be a project name.
+* entity levels: place-name suffixes a user may leave out ("Jiangning" for "Jiangning
+  District"), their other spellings, and the words of a question about a place as a whole.
+* ``MEASURES``: the words naming each measure (price, units sold).
+* cue words of the question families (rise / fall, most, highest / lowest, mean, each
+  month, percentage) as regular-expression sources, compiled where they are read.
+* ``FILLER_EN`` / ``FILLER_ZH``: words with no meaning of their own; a word that no pass
+  claimed and that is not filler is refused (``parse.leftover``).
+
+The generic corpus schema (issue 15) is to feed measure names and entity-level words from
+the store into this module; every reader takes them from here.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+
+from foretab.core.plan import Metric
 
 _WORDS = """
 a about above across after again against ahead all also am among amongst an and any are
@@ -50,3 +65,140 @@ early late mid middle ie eg happen happens happening recorded observed known quo
 """
 
 QUESTION_WORDS: frozenset[str] = frozenset(_WORDS.split())
+
+# -- entity levels ------------------------------------------------------------------------
+
+# Suffixes a user may leave out: "Jiangning" for "Jiangning District".
+PLACE_SUFFIXES = (
+    "district",
+    "city",
+    "county",
+    "new area",
+    "cooperation zone",
+    "high tech zone",
+    "high tech development zone",
+)
+# Other official or common spellings of a place-name suffix ("East Lake High-tech Zone" is
+# also "East Lake High-tech Development Zone"; "Jiangbei New Area" "Jiangbei New District").
+SUFFIX_VARIANTS = {
+    "high tech zone": (
+        "high tech development zone",
+        "high tech industrial development zone",
+        "high technology zone",
+        "high technology development zone",
+        "hitech zone",
+        "hightech zone",
+    ),
+    "new area": ("new district", "new zone"),
+    "economic development zone": (
+        "economic and technological development zone",
+        "economic technological development zone",
+        "economic and technology development zone",
+        "economic zone",
+        "development zone",
+    ),
+    "industrial park": ("industry park",),
+}
+# Words of a question about a place as a whole that are not names ("name the five
+# priciest communities", "the total number of homes sold").
+_SCOPE = """
+fewest fewer least name names total number list show tell give top
+typical level levels across priciest costliest dearest best worst estates among had
+have sold priced ranking rank ranked ranks bottom overall whole entire area
+district districts city cities region new homes units volume sales amount figure
+figures count many projects project communities community developments development complexes complex ones
+one all every any each sell selling registered recorded market
+"""
+SCOPE_WORDS: frozenset[str] = frozenset(_SCOPE.split())
+
+ZH_PLACE_LEVELS = ("市", "区", "县", "新区")
+"""Chinese level words of a place name ("江宁区", "南京市")."""
+
+# -- measures ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MeasureWords:
+    """The words naming one measure, as regular-expression sources (English, Chinese)."""
+
+    metric: Metric
+    en: str
+    zh: str
+
+
+MEASURES: tuple[MeasureWords, ...] = (
+    MeasureWords(
+        Metric.UNITS,
+        en=r"\bunits?\b|\bbest[\s-]?sell\w*|\bworst[\s-]?sell\w*|\bsold\b|\bsells?\b(?!\s+for)"
+        r"|\bsales\s+volume|\bvolume\b|\bnumber\s+of\s+(?:sales|transactions|homes|flats)\b"
+        r"|\bhow\s+many\s+(?:homes|flats|apartments|houses|properties|transactions|sales)\b"
+        r"|\btransactions\b|\btotal\s+sales\b|\bsales\b(?!\s+prices?\b)",
+        zh=r"销量|销售(?!价|均价|单价)|成交套数|套数|多少套|成交量|卖出|售出|卖了|卖得"
+        r"|成交的房子数量|房子数量|房屋数量|成交了多少|销售数量|成交数量|卖房|套房",
+    ),
+    MeasureWords(
+        Metric.PRICE,
+        en=r"\bpric\w*|\bcost\w*|\bexpensive\b|\bcheap\w*|\bpricier\b|\bcheaper\b",
+        zh=r"均价|房价|价格|单价|售价|价位|多少钱|贵|便宜",
+    ),
+)
+
+
+def measure_words(metric: Metric) -> MeasureWords:
+    """The words naming ``metric``."""
+    return next(m for m in MEASURES if m.metric is metric)
+
+
+# -- family cue words (regular-expression sources) ----------------------------------------
+
+RISE_EN = (
+    r"\b(?:rise|rises|rising|rose|risen|increase|increases|increased|increasing|goes_up"
+    r"|grow|grows|growing|grew|growth|gain|gains|climb|climbs|climbing|appreciate|appreciates"
+    r"|appreciation|upward|upswing|surge|surges|jump|jumps|higher\s+than\s+before|uptick)\b"
+)
+FALL_EN = (
+    r"\b(?:fall|falls|falling|fell|fallen|decrease|decreases|decreased|decreasing|goes_down"
+    r"|drop|drops|dropping|dropped|decline|declines|declining|declined|dip|dips|depreciate"
+    r"|depreciates|depreciation|downward|downturn|slump|slumps|plunge|plunges|sink|sinks"
+    r"|shrink|shrinks|lose|loses|loss)\b"
+)
+MOST_EN = (
+    r"\b(?:most|more|bigger|biggest|larger|largest|greater|greatest|faster|fastest|steeper"
+    r"|steepest|sharper|sharpest|stronger|strongest|higher|highest|deeper|deepest|heavier"
+    r"|heaviest|maximum|max|further|furthest|farther|farthest|quicker|quickest|more\s+sharply"
+    r"|more\s+steeply|more\s+quickly)\b"
+)
+HIGH_EN = (
+    r"\b(?:highest|higher|priciest|pricier|dearest|dearer|top|maximum|max|peak|peaks"
+    r"|greatest|greater|costliest|high\s+point|(?:bigger|larger|largest|biggest)"
+    r"(?=\s+(?:average\s+|mean\s+|monthly\s+|unit\s+)*(?:price|prices|value)\b))\b"
+)
+LOW_EN = (
+    r"\b(?:lowest|lower|cheapest|cheaper|minimum|min|bottom|trough|least|smallest|smaller"
+    r"|lows|low\s+point)\b"
+)
+# "average price" names the measure; any other "average" asks for the mean.
+MEAN_EN = (
+    r"\bmean\b|\baverag(?:ed|es|ing)\b|\bas\s+a\s+whole\b|\boverall\b|\bon\s+the\s+whole\b"
+    r"|\baverage\b(?!\s+(?:(?:transaction|sale|sales|selling|housing|house|home|unit"
+    r"|listing|property|trading)\s+)?(?:prices?|price's|trend)\b)"
+)
+EACH_EN = (
+    r"\beach\s+month\b|\bevery\s+month\b|\bmonthly\b|\bmonth\s+by\s+month\b"
+    r"|\bper\s+month\b|\bfor\s+each\b|\beach\s+of\s+the\s+months\b|\bmonth-by-month\b"
+    r"|\bmonth\s+on\s+month\b|\bbreakdown\b"
+)
+RELATIVE_EN = (
+    r"\bpercent(?:age)?s?\b|%|\brates?\b|\brelative\s+(?:change|increase|rise|growth|decrease"
+    r"|decline|drop|fall|terms)\b|\brelatively\b|\bproportion(?:al|ally)?\b|\bratio\b"
+)
+RISE_ZH = r"上涨|涨价|上升|增长|升高|涨"
+FALL_ZH = r"下跌|降价|下降|降低|回落|跌"
+MOST_ZH = r"最多|最大|最快|最高|更多|更大|更快|较多|较大"
+EACH_ZH = r"每个月|每月|各月|逐月|分别|各个月|信息|数据|情况|详情|具体|有何变化|变化情况|走势|明细"
+MEAN_ZH = r"平均|均值|总体|整体|合计|总共|一共|总计"
+RELATIVE_ZH = r"涨幅|跌幅|幅度|百分比|%"
+NOW = (
+    r"\b(?:now|currently|current|today|present|this\s+month|at\s+the\s+moment|latest)\b"
+    r"|目前|现在|当前|本月|这个月|如今|眼下|最新"
+)
