@@ -26,14 +26,23 @@ from rapidfuzz import fuzz, process
 
 from foretab.core.plan import ProjectRef
 from foretab.errors import AmbiguousEntityError, UnknownEntityError
+from foretab.parse.question import Question, Segmenter
 from foretab.parse.text import Token, has_cjk, normalize, tokenize
-from foretab.parse.vocabulary import PLACE_SUFFIXES, QUESTION_WORDS, SCOPE_WORDS, SUFFIX_VARIANTS
+from foretab.parse.vocabulary import (
+    FILLER_ZH,
+    PLACE_SUFFIXES,
+    QUESTION_WORDS,
+    SCOPE_WORDS,
+    SUFFIX_VARIANTS,
+    ZH_WORDS,
+)
 from foretab.store.catalog import ProjectEntry
 
 _PLACE_TYPO = 85.0  # a leftover this close to a city / district name is that place, misspelt
 _FUZZY_ACCEPT = 88.0  # a leftover span scoring this high against one project links to it
 _FUZZY_SUGGEST = 60.0  # names scoring this high are offered as "did you mean"
 _FUZZY_MARGIN = 3.0  # the winner must beat the runner-up (another project) by this much
+_MAX_NAME_WORDS = 16  # a Chinese name is at most this many jieba words (with punctuation)
 _BREAK = re.compile(r"[,;:?!()\[\]/&]|\s-\s")
 
 
@@ -165,6 +174,8 @@ class EntityIndex:
             for n in range(1, len(key) + 1)
         }
         self._scopes: dict[tuple[int, ...], _Scope] = {}
+        # Chinese questions are segmented with the corpus's names kept whole.
+        self.segmenter = Segmenter([*self._cjk, *ZH_WORDS, *FILLER_ZH])
         self._place_names = sorted(key for key in self._place_keys if len(key) >= 5)
 
     def places_named(self, text: str) -> tuple[list[str], list[tuple[str, str]]]:
@@ -192,9 +203,12 @@ class EntityIndex:
 
     # -- stage 1: exact n-grams ---------------------------------------------------------
 
-    def find_mentions(self, question: str) -> list[Mention]:
-        """Exact (normalised) mentions of projects, districts and cities, in text order."""
-        tokens = tokenize(question)
+    def find_mentions(self, question: str, *, read: Question | None = None) -> list[Mention]:
+        """Exact (normalised) mentions of projects, districts and cities, in text order.
+
+        ``read``: the question already tokenised (``parse.question``), reused as it is.
+        """
+        tokens = read.tokens if read is not None else tokenize(question)
         candidates: list[tuple[int, int, Mention]] = []
         for i in range(len(tokens)):
             key, compact = "", ""
@@ -220,7 +234,7 @@ class EntityIndex:
                 mention = self._mention(question, tokens[i : i + length], pids, places)
                 candidates.append((i, length, mention))
         if has_cjk(question):
-            candidates += self._cjk_mentions(question)
+            candidates += self._cjk_mentions(question, read)
         # Longest first, then leftmost; keep the ones that do not overlap a chosen one.
         chosen: list[Mention] = []
         taken: list[tuple[int, int]] = []
@@ -252,13 +266,23 @@ class EntityIndex:
         kind = MentionKind.CITY if MentionKind.CITY in kinds else MentionKind.DISTRICT
         return Mention(kind, start, end, text, tuple(pid for k, pid in places if k == kind))
 
-    def _cjk_mentions(self, question: str) -> list[tuple[int, int, Mention]]:
+    def _cjk_mentions(self, question: str, read: Question | None) -> list[tuple[int, int, Mention]]:
+        """Chinese names: runs of jieba words (the names are its user words) in the index.
+
+        A run of several words also matches, for a name jieba splits ("瑚璟花园" as 瑚 / 璟
+        / 花园 when the question spells it inside a longer word).
+        """
+        segments = read.segments if read is not None and read.zh else self.segmenter.cut(question)
         found = []
-        for alias, (kind, ids) in self._cjk.items():
-            start = question.find(alias)
-            if start >= 0 and len(alias) >= 2:
-                mention = Mention(kind, start, start + len(alias), alias, tuple(ids))
-                found.append((start, len(alias), mention))
+        for i in range(len(segments)):
+            text = ""
+            for segment in segments[i : i + _MAX_NAME_WORDS]:
+                text += segment.text
+                hit = self._cjk.get(text)
+                if hit is not None and len(text) >= 2:
+                    start = segments[i].start
+                    mention = Mention(hit[0], start, segment.end, text, tuple(hit[1]))
+                    found.append((start, len(text), mention))
         return found
 
     # -- stage 2: resolve, with fuzzy matching of leftovers ------------------------------
@@ -277,6 +301,7 @@ class EntityIndex:
         ignore: Sequence[tuple[int, int]] = (),
         *,
         allow_no_project: bool = False,
+        read: Question | None = None,
     ) -> Linked:
         """Turn exact mentions plus fuzzy leftovers into projects, in question order.
 
@@ -338,10 +363,12 @@ class EntityIndex:
         keys = self._scope(scope_ids).keys
         exact = [(m, pid) for m, (_, pid) in zip(resolved_mentions, resolved, strict=True)]
         unclaimed: list[str] = []  # leftovers that named nothing
-        for start, end, text, name_like in self._leftovers(question, taken, keys):
+        tokens = read.tokens if read is not None else tokenize(question)
+        for start, end, text, name_like in self._leftovers(question, tokens, taken, keys):
             self._check_extension(question, start, end, exact, scope_ids)
             errors = [e for m, e in deferred if start <= m.start and m.end <= end]
             if not errors and self._misspelt_place(text):
+                spans.append((start, end))  # claimed as a place
                 continue  # "Jiangnig, Nanjng": a place name with a typo, not a project
             try:
                 pid = self._fuzzy(
@@ -501,7 +528,11 @@ class EntityIndex:
         return ids[0]
 
     def _leftovers(
-        self, question: str, taken: Sequence[tuple[int, int]], keys: Sequence[str]
+        self,
+        question: str,
+        tokens: Sequence[Token],
+        taken: Sequence[tuple[int, int]],
+        keys: Sequence[str],
     ) -> list[tuple[int, int, str, bool]]:
         """Runs of words that are neither entities, time, nor question vocabulary.
 
@@ -509,7 +540,6 @@ class EntityIndex:
         Garden", where "i" is a question word) are also offered joined, and the joined run
         wins when it matches a name at least as well as its parts.
         """
-        tokens = tokenize(question)
         runs: list[tuple[int, int]] = []  # token index ranges [first, last]
         first = -1
         previous_end = 0

@@ -148,9 +148,11 @@ def extreme_of(text: str, zh: bool) -> Extreme | None:
     return Extreme.LOWEST if lo else None
 
 
-def read_cues(text: str, zh: bool) -> Cues:
-    """Metric, numeric change, which-month and threshold of a project question."""
-    metric = metric_of(text, zh)
+def read_cues(text: str, zh: bool, metric: Metric) -> Cues:
+    """Numeric change, which-month and threshold of a project question.
+
+    ``metric`` is the measure pass's reading, carried into the cues.
+    """
     change: ChangeMeasure | None = None
     if zh:
         found = _CHANGE_ZH.search(text)
@@ -219,9 +221,11 @@ def top_n_of(text: str, zh: bool) -> int | None:
     return zh_number(word) if zh else _en_n(word)
 
 
-def scope_query_of(text: str, zh: bool) -> ScopeQuery:
-    """What a question about a district or city as a whole asks for."""
-    metric = metric_of(text, zh)
+def scope_query_of(text: str, zh: bool, metric: Metric) -> ScopeQuery:
+    """What a question about a district or city as a whole asks for.
+
+    ``metric`` is the measure pass's reading (price, or units sold).
+    """
     price_word = (_PRICE_ZH if zh else _PRICE_EN).search(text)
     count = (_COUNT_ZH if zh else _COUNT_EN).search(text)
     if count:
@@ -300,3 +304,31 @@ def _price_extreme(text: str, zh: bool) -> Extreme | None:
         if word in ("highest", "priciest", "pricier", "most expensive")
         else Extreme.LOWEST
     )
+
+
+# What the cue pass claims: every expression these readers consume.
+CUE_PATTERNS_EN: tuple[tuple[re.Pattern[str], str], ...] = (
+    (_CHANGE_EN, "change"),
+    (_CHOICE_EN, "choice"),
+    (_WHICH_MONTH_EN, "which month"),
+    (_THRESHOLD_EN, "threshold"),
+    (_BETWEEN_EN, "range"),
+    (_TOP_N_EN, "top n"),
+    (_COUNT_EN, "count"),
+    (_WHICH_EN, "which"),
+    (_HIGH_EN, "highest"),
+    (_LOW_EN, "lowest"),
+    (_MEAN_EN, "mean"),
+)
+CUE_PATTERNS_ZH: tuple[tuple[re.Pattern[str], str], ...] = (
+    (_HIGH_ZH, "highest"),
+    (_LOW_ZH, "lowest"),
+    (_TOP_N_ZH, "top n"),
+    (_RANGE_ZH, "range"),
+    (_THRESHOLD_ZH, "threshold"),
+    (_CHANGE_ZH, "change"),
+    (_WHICH_MONTH_ZH, "which month"),
+    (_COUNT_ZH, "count"),
+    (_MEAN_ZH, "mean"),
+    (_WHICH_ZH, "which"),
+)

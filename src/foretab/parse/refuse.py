@@ -29,6 +29,9 @@ _MEASURES_EN: tuple[tuple[str, str], ...] = (
      "mortgage / tax"),
     (r"\b(?:buyers?|owners?|residents?|tenants?|investors?|demand|occupants?|agents?)\b",
      "buyers / owners"),
+    (r"\b(?:per\s+)?square\s+(?:foot|feet)\b|\bsq\.?\s*f(?:oo)?t\b|\bper\s+(?:acre|ping)\b"
+     r"|\b(?:in\s+)?(?:us\s+|american\s+|hong\s+kong\s+|hk\s+)?dollars?\b|\busd\b|\bhkd\b"
+     r"|\beuros?\b|\bpounds?\b", "price in other units"),
     (r"\b(?:schools?|metro|subway|parking|amenities|address|location|population"
      r"|vacancy|occupancy|completion\s+date|handover|inventory|listings?|supply)\b",
      "other facts"),
@@ -37,6 +40,7 @@ _MEASURES_ZH: tuple[tuple[str, str], ...] = (
     (r"开发商|开发企业|谁开发|哪家公司开发|建造商|谁建", "developer（开发商）"),
     (r"建筑面积|占地面积|面积多大|户型|几室|套内面积", "floor area（面积/户型）"),
     (r"租金|租赁|出租|月租|租售比", "rent（租金）"),
+    (r"美元|美金|港币|港元|欧元|英镑|平方英尺|英亩", "price in other units（其他货币或面积单位）"),
     (r"物业费|学区|地铁|车位|容积率|绿化率|交房|库存|贷款|利率|税", "other facts（其他信息）"),
 )
 _WHY_EN = re.compile(

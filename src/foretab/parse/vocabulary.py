@@ -133,12 +133,13 @@ MEASURES: tuple[MeasureWords, ...] = (
         r"|\bsales\s+volume|\bvolume\b|\bnumber\s+of\s+(?:sales|transactions|homes|flats)\b"
         r"|\bhow\s+many\s+(?:homes|flats|apartments|houses|properties|transactions|sales)\b"
         r"|\btransactions\b|\btotal\s+sales\b|\bsales\b(?!\s+prices?\b)",
-        zh=r"销量|销售(?!价|均价|单价)|成交套数|套数|多少套|成交量|卖出|售出|卖了|卖得"
+        zh=r"销量|销售量|销售(?!价|均价|单价)|成交套数|套数|多少套|成交量|卖出|售出|卖了|卖得"
         r"|成交的房子数量|房子数量|房屋数量|成交了多少|销售数量|成交数量|卖房|套房",
     ),
     MeasureWords(
         Metric.PRICE,
-        en=r"\bpric\w*|\bcost\w*|\bexpensive\b|\bcheap\w*|\bpricier\b|\bcheaper\b",
+        en=r"\bpric\w*|\bcost\w*|\bexpensive\b|\bcheap\w*|\bpricier\b|\bcheaper\b"
+        r"|\bvaluations?\b",
         zh=r"均价|房价|价格|单价|售价|价位|多少钱|贵|便宜",
     ),
 )
@@ -202,3 +203,52 @@ NOW = (
     r"\b(?:now|currently|current|today|present|this\s+month|at\s+the\s+moment|latest)\b"
     r"|目前|现在|当前|本月|这个月|如今|眼下|最新"
 )
+
+# -- filler: words with no meaning of their own ----------------------------------------
+
+# Question words that still change the meaning when no pass consumed them: the linker skips
+# them, but an answer that ignored them would answer another question.
+_MEANINGFUL_EN = frozenset({"median"})
+_FILLER_EN_EXTRA = """
+evolve evolves command commands determine taking take tell s t d ll re ve m what's it's there's how's i'd i'm let's us our ours please thanks thank hi
+hello hey kindly just really actually basically exactly currently then also too very quite
+gonna wanna going got get getting given expect expecting expected think thinks thought
+look looking see seeing say said tell told wondering wonder want wanted need needs like
+curious interested idea sense ballpark approx approximate approximately roughly around
+about estimate estimated guess figure data info information stats statistics number
+square sq metre meter metres meters m2 sqm psm per yuan rmb cny unit home homes house
+houses flat flats apartment apartments property properties estate real residential
+housing market place places area areas located location situated based listed
+happened happening happen going gone been being become became stand stands standing
+look looks looked sit sits sitting be am is are was were will would shall should can
+could may might must do does did done have has had having up down
+"""
+FILLER_EN: frozenset[str] = (
+    QUESTION_WORDS | SCOPE_WORDS | frozenset(_FILLER_EN_EXTRA.split())
+) - _MEANINGFUL_EN
+
+_FILLER_ZH = """
+请问 请 问 一下 告诉 告诉我 我 我们 你 您 想 想要 知道 了解 查询 查 查一下 看看 帮 帮我 麻烦
+是 是否 多少 多少钱 什么 怎么 怎样 如何 哪些 哪个 哪一个 哪家 哪 几 有 有没有 没有 吗 呢 吧 啊
+的 了 在 于 和 与 及 以及 或 或者 还是 并且 并 而且 其中 以上 以下 之间 之中 当中 里 里面 中 内
+位于 所在 地区 区域 地段 一带 附近 周边 范围 这 这个 那 那个 这些 那些 其 它 它们 该 此
+小区 项目 楼盘 房产 房屋 房子 住房 住宅 商品房 新房 楼市 市场 物业 成交 交易 销售 出售 记录 表现 情况
+数据 信息 统计 水平 大概 大约 约 左右 预计 预测 估计 将 将会 会 能 可能 可以 应该 达到 达 为 到 至
+每平方米 每平米 平方米 平米 元 万元 块 套 个 家 名 位 月份 年度 期间 时候 时 时期 阶段 目前
+整个 全部 所有 各 各个 各自 分别 一共 总共 总 共 共计 相比 比 比较 对比 相对 同比 环比 较
+告知 说明 提供 描述 阐述 给出 询问 找出 列出 列举 名称 名字 处于 居于 位居 位列 排在 排 占据 拥有
+第一位 排第一 一些 几个 多 值 峰 价 榜 榜单 排行榜 第一 首位 居首 位置 全区 全市 时间段 段时间 这段 那段 怎么样 表现
+"""
+FILLER_ZH: frozenset[str] = frozenset(_FILLER_ZH.split())
+
+
+def _literal_words(*sources: str) -> tuple[str, ...]:
+    """The plain Chinese alternatives of regular-expression sources ("均价|房价" → both)."""
+    words = (w for source in sources for w in source.split("|"))
+    return tuple(w for w in words if len(w) >= 2 and all("\u3400" <= c <= "\u9fff" for c in w))
+
+
+ZH_WORDS: tuple[str, ...] = _literal_words(
+    RISE_ZH, FALL_ZH, MOST_ZH, EACH_ZH, MEAN_ZH, RELATIVE_ZH, NOW, *(m.zh for m in MEASURES)
+)
+"""Chinese cue and measure words, given to the segmenter so it keeps them whole."""

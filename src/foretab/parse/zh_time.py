@@ -3,7 +3,7 @@
 Absolute: 2022年3月, 2022年3月份, 2022年 / 2022年全年 / 2022全年, 2022年第一季度 / 2022年Q1,
 2022年上半年 / 下半年, 2022年前两个月, 2019年5月至2019年8月 (至 / 到 / - / ~ / 、一直到),
 2021年10月至12月, 从…到…, "2021年12月与2022年6月" (a list of months: 与 / 和 / 以及 / 及 / 、).
-Relative: 下个月 / 下月 R+1, 下下个月 R+2, 上个月 / 上月 R−1, 本月 / 这个月 / 目前 / 现在 /
+Relative: 明年3月 / 今年5月 / 去年12月, 下个月 / 下月 R+1, 下下个月 R+2, 上个月 / 上月 R−1, 本月 / 这个月 / 目前 / 现在 /
 当前 / 如今 / 眼下 R, 下季度 / 下个季度, 本季度, 上季度, 明年 / 来年, 今年, 去年, 前年,
 明年上半年 / 下半年, 明年第一季度, 未来三个月 / 接下来N个月 / 今后N个月, 过去N个月 / 近N个月,
 N个月后. Numbers may be Chinese numerals (一..十二, 两) or digits.
@@ -58,6 +58,8 @@ _LIST_SEP = re.compile(r"^\s*(?:与|和|以及|及|、|，|,|跟|还有)\s*$")
 _QUARTER = re.compile(
     r"(?P<y>\d{4}|明年|今年|去年)\s*年?\s*(?:第\s*(?P<q>[一二三四1-4])\s*季度|[Qq](?P<q2>[1-4]))"
 )
+# "明年3月", "今年五月份", "去年12月": a month of a year named relative to R.
+_REL_MONTH = re.compile(rf"(?P<y>明年|来年|今年|去年|前年)\s*(?:的\s*)?(?P<m>{NUM})\s*月份?")
 _HALF = re.compile(r"(?P<y>\d{4}\s*年|明年|今年|去年)\s*(?P<h>上|下|前|后)半年")
 _FIRST_N = re.compile(rf"(?P<y>\d{{4}}\s*年|明年|今年)\s*(?:的)?前\s*(?P<n>{NUM})\s*个?月")
 _YEAR = re.compile(r"(?P<y>\d{4})\s*(?:年(?:全年|整年|一整年|度)?|全年)(?!\s*\d{1,2}\s*月)")
@@ -86,7 +88,7 @@ def _year_word(text: str, reference: Month) -> int:
     text = text.replace("年", "").strip()
     if text.isdigit():
         return int(text)
-    return reference.year + {"明": 1, "今": 0, "去": -1}[text[0]]
+    return reference.year + {"明": 1, "来": 1, "今": 0, "去": -1, "前": -2}[text[0]]
 
 
 def _quarter_start(month: Month) -> Month:
@@ -158,6 +160,11 @@ def find_zh_time(question: str, reference: Month) -> ZhTime | None:
         year = _year_word(m.group("y"), reference)
         q = zh_number(m.group("q") or m.group("q2"))
         add(m, Month(year, 3 * q - 2), Month(year, 3 * q))
+    for m in _REL_MONTH.finditer(question):
+        month = zh_number(m.group("m"))
+        if 1 <= month <= 12:
+            year = _year_word(m.group("y"), reference)
+            add(m, Month(year, month), Month(year, month))
     for m in _HALF.finditer(question):
         year = _year_word(m.group("y"), reference)
         first_half = m.group("h") in ("上", "前")

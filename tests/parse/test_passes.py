@@ -1,0 +1,120 @@
+"""The planner's passes: claims, jieba segmentation, and refusing what no pass claimed."""
+
+from __future__ import annotations
+
+import pytest
+
+from foretab.core.plan import Aggregate, Comparison, Metric
+from foretab.errors import QuestionError, UnknownEntityError
+from foretab.months import Month
+from foretab.parse.claims import Claims, Pass, Span
+from foretab.parse.entities import EntityIndex
+from foretab.parse.leftover import unclaimed
+from foretab.parse.parser import _CUES_EN, _CUES_ZH, parse_question
+from foretab.parse.passes import (
+    cue_pass,
+    entity_pass,
+    filler_pass,
+    link_pass,
+    measure_pass,
+    time_pass,
+)
+from foretab.parse.question import read_question
+
+R = Month(2021, 12)
+
+
+def test_claims_cover_and_mask() -> None:
+    claims = Claims().add([Span(0, 3, Pass.ENTITY), Span(3, 5, Pass.TIME), Span(7, 7, Pass.CUE)])
+    assert len(claims.spans) == 2  # the empty span is dropped
+    assert claims.covers(1, 5) and not claims.covers(1, 6)
+    assert claims.overlaps(4, 9) and not claims.overlaps(5, 9)
+    assert claims.mask("abcdefgh") == "#####fgh"
+    assert claims.mask("abcdefgh", Pass.TIME) == "abc##fgh"
+
+
+def test_jieba_keeps_corpus_names_whole(corpus_index: EntityIndex) -> None:
+    read = read_question("南京市江宁区绿地理想城下个月的价格是多少？", corpus_index.segmenter)
+    assert read.zh
+    words = [s.text for s in read.segments]
+    assert words[:3] == ["南京市", "江宁区", "绿地理想城"]
+    # A name with punctuation inside is still found as one mention.
+    text = "苏州市相城区芯城汇二期—芯汇都市景苑2021年3月的均价是多少？"
+    mentions = corpus_index.find_mentions(text, read=read_question(text, corpus_index.segmenter))
+    assert "芯城汇二期—芯汇都市景苑" in [m.text for m in mentions]
+
+
+def test_passes_hand_their_claims_forward(corpus_index: EntityIndex) -> None:
+    q = "How many units did Greenland Lixiang City in Jiangning, Nanjing sell in 2021?"
+    read = read_question(q, corpus_index.segmenter)
+    found = entity_pass(read, corpus_index)
+    timed = time_pass(found, R)
+    assert timed.window is not None and timed.window.expression == "in 2021"
+    measured = measure_pass(link_pass(timed, corpus_index))
+    assert measured.metric is Metric.UNITS
+    claims = cue_pass(measured, ())
+    by = {s.by for s in claims.spans}
+    assert {Pass.ENTITY, Pass.TIME, Pass.MEASURE} <= by
+    assert claims.spans[: len(found.claims.spans)] == found.claims.spans
+
+
+@pytest.mark.parametrize(
+    ("question", "part"),
+    [
+        ("What was the median price in Longhua, Shenzhen in June 2021?", "median"),
+        (
+            "What was the resale price of Yan Xihua Mansion in Fengtai, Beijing in May 2021?",
+            "resale",
+        ),
+        ("龙华区2021年6月房价的中位数是多少？", "中位数"),
+        ("瑚璟花园2021年3月的二手房价格是多少？", "二手房"),
+    ],
+)
+def test_unclaimed_part_is_refused_by_name(
+    corpus_index: EntityIndex, question: str, part: str
+) -> None:
+    with pytest.raises(QuestionError, match=part):
+        parse_question(question, corpus_index, R)
+
+
+@pytest.mark.parametrize(
+    ("question", "cause"),
+    [
+        ("What was the price per square foot of Poly Xiangsong in Hanyang, Wuhan in May 2021?", "square foot"),
+        ("What was the price of Hu Jing Garden in Huangpu, Guangzhou in US dollars in March 2021?", "other units"),
+        ("瑚璟花园2021年3月的均价是多少美元？", "美元"),
+    ],
+)  # fmt: skip
+def test_other_units_are_refused_as_units(
+    corpus_index: EntityIndex, question: str, cause: str
+) -> None:
+    with pytest.raises(QuestionError, match=cause) as error:
+        parse_question(question, corpus_index, R)
+    assert not isinstance(error.value, UnknownEntityError)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "请问在2019年7月，南京市雨花台区与杭州市临平区各自销量前三的小区中，哪个小区的均价最高？",
+        "请分别告知2021年10月上海市静安区万科中兴路一号和上海市黄浦区翠湖五集的成交套数。",
+        "Could you tell me what the price per square metre of Aosen ONE in Changping, Beijing will be next month?",
+        "Will the peak price of Daning Jinmaofu in Jing'an, Shanghai be higher than today's price?",
+    ],
+)
+def test_every_word_of_an_answerable_question_is_claimed(
+    corpus_index: EntityIndex, question: str
+) -> None:
+    read = read_question(question, corpus_index.segmenter)
+    found = entity_pass(read, corpus_index)
+    measured = measure_pass(link_pass(time_pass(found, Month(2022, 12)), corpus_index))
+    claims = filler_pass(read, cue_pass(measured, _CUES_ZH if read.zh else _CUES_EN))
+    assert unclaimed(read, claims) == ()
+
+
+def test_chinese_window_mean_and_vs_now(corpus_index: EntityIndex) -> None:
+    plan = parse_question("溪山美地园去年的均价是多少？", corpus_index, R)
+    assert plan.aggregate is Aggregate.MEAN and plan.window.first == Month(2020, 1)
+    plan = parse_question("九龙仓天灏明年3月的价格会比现在高吗？", corpus_index, R)
+    assert plan.comparison is Comparison.VS_CURRENT
+    assert plan.window.first == plan.window.last == Month(2022, 3)
