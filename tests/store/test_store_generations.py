@@ -432,3 +432,37 @@ def test_a_killed_postgres_ingest_leaves_old_or_new(pg_db: str) -> None:
 @pytest.mark.parametrize("point", KILL_POINTS)
 def test_a_postgres_ingest_killed_at_every_step_leaves_old_or_new(pg_db: str, point: str) -> None:
     _kill_postgres_ingest(pg_db, point)
+
+
+@pytest.mark.slow
+def test_readers_racing_repeated_ingests_never_see_a_mix(db: str) -> None:
+    """No pauses: ingests back to back while readers open the store as fast as they can.
+
+    A reader may be refused (its generation replaced twice under it), never shown a mix.
+    """
+    from foretab.errors import QueryError
+
+    ingest(db, 1)
+    done = threading.Event()
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            for version in (2, 1, 2, 1):
+                ingest(db, version)
+        except BaseException as exc:
+            failure.append(exc)
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    seen, refused = set(), 0
+    while not done.is_set():
+        try:
+            seen.add(observe(db))  # asserts a single version
+        except (StoreError, QueryError):
+            refused += 1
+    worker.join()
+    assert not failure, failure
+    assert seen <= {1, 2} and observe(db) == 1

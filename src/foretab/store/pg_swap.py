@@ -211,7 +211,8 @@ def clean_leftovers(location: StoreLocation) -> None:
     Also the ``public`` tables of a store of the older layout, once a generation is current.
     A generation still being read when its drop times out is left for the next ingest.
     """
-    with psycopg.connect(location.history, autocommit=True) as conn:
+    row = None
+    with contextlib.suppress(psycopg.Error), psycopg.connect(location.history) as conn:
         row = conn.execute(
             sql.SQL("SELECT generation, previous FROM {}").format(
                 sql.Identifier("public", POINTER_TABLE)
@@ -222,7 +223,7 @@ def clean_leftovers(location: StoreLocation) -> None:
     keep = {generation_schema(g) for g in row if g}
     for side in ("history", "future"):
         target = location.history if side == "history" else location.future
-        with contextlib.suppress(psycopg.OperationalError), psycopg.connect(target) as conn:
+        with contextlib.suppress(psycopg.Error), psycopg.connect(target) as conn:
             conn.execute(f"SET lock_timeout = '{_LOCK_TIMEOUT}'")
             conn.commit()
             schemas = conn.execute(
@@ -242,9 +243,13 @@ def clean_leftovers(location: StoreLocation) -> None:
 
 
 def _attempt(conn: psycopg.Connection[Any], action: Callable[[Any], object]) -> None:
-    """Run ``action`` in its own transaction; a lock timeout leaves it for the next ingest."""
+    """Run ``action`` in its own transaction; a failure leaves it for the next ingest.
+
+    The switch has committed by now: the new store is live whatever happens here, and an
+    old generation still being read (a lock timeout) is harmless where it is.
+    """
     try:
         action(conn)
         conn.commit()
-    except psycopg.errors.LockNotAvailable:
+    except psycopg.Error:
         conn.rollback()
