@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from foretab.analyze import RuleAnalyzer
 from foretab.core.answer import Answer
-from foretab.core.plan import Plan, Wording
+from foretab.core.plan import Metric, Plan, Wording
 from foretab.core.series import Forecast
 from foretab.core.stages import (
     Analyzer,
@@ -37,6 +37,7 @@ from foretab.core.trace import (
     Step,
     Trace,
 )
+from foretab.errors import QuestionError
 from foretab.future import FutureMode, future_source
 from foretab.limits import check_question
 from foretab.months import Month
@@ -146,6 +147,11 @@ class Engine:
 
     def _plan(self, question: str) -> Plan:
         plan = self.planner.plan(question)
+        if plan.metric is Metric.UNITS and self.schema.summed is None:
+            raise QuestionError(
+                f"this store's corpus ({self.schema.name}) measures "
+                f"{self.schema.primary.name} only; ask about its {self.schema.primary.name}"
+            )
         return plan if plan.wording == self.wording else replace(plan, wording=self.wording)
 
     def ask(self, question: str) -> Answer:

@@ -160,7 +160,7 @@ def print_summary(summary: IngestSummary, out: Console) -> None:
     grid.add_row("reference month", ref)
     grid.add_row("history tables", str(summary.history_tables))
     grid.add_row("future tables", str(summary.future_tables))
-    grid.add_row("projects", str(summary.projects))
+    grid.add_row(summary.entity_plural, str(summary.projects))
     grid.add_row("months (history / future)", f"{summary.history_months} / {summary.future_months}")
     grid.add_row("rows (history / future)", f"{summary.history_rows} / {summary.future_rows}")
     if summary.duplicates_dropped:
@@ -187,6 +187,9 @@ def tables(
         # Same short forms as questions: "Jiangning", "Baoan", "江宁区".
         keep = place_filter(EntityIndex(store.projects()), city, district)
         entries = [e for e in store.catalog() if keep(e.city, e.district)]
+        schema = store.schema
+    # Columns for the schema's outer levels only, under its names ("city", "district").
+    levels = [(slot, lv.name) for slot in ("city", "district") if (lv := schema.slot_level(slot))]
     if as_json:
         rows = [
             {
@@ -204,13 +207,14 @@ def tables(
         typer.echo(dumps_plain(rows, ensure_ascii=False))
         return
     table = Table(title=f"{len(entries)} history tables")
-    for column in ("name", "caption", "city", "district", "year", "rows"):
+    for column in ("name", "caption", *(name for _, name in levels), "year", "rows"):
         table.add_column(
             column,
             justify="right" if column in {"year", "rows"} else "left",
             overflow="fold",
         )
     for e in entries:
-        values = (e.table_name, e.caption, e.city, e.district, e.year, e.rows)
+        places = [getattr(e, slot) for slot, _ in levels]
+        values = (e.table_name, e.caption, *places, e.year, e.rows)
         table.add_row(*(cell(v) for v in values))  # store data: never markup
     Console().print(table)

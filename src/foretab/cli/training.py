@@ -32,6 +32,6 @@ def trained_line(fitted: StoreModel) -> str:
     months = f"{(fitted.reference_month + 1).iso}..{(fitted.reference_month + 12).iso}"
     return (
         f"trained {fitted.model} at {fitted.reference_month.iso} on {fitted.n_series} "
-        f"projects in {fitted.trained_seconds:.1f} s; saved with the store, it forecasts "
+        f"series in {fitted.trained_seconds:.1f} s; saved with the store, it forecasts "
         f"{months} from each question's last {fitted.lookback} months"
     )

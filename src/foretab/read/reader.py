@@ -44,7 +44,7 @@ def rows_to_history(
     cols = cols or default_columns()
     columns = [c.lower() for c in result.columns]
     if metric is Metric.UNITS and cols.summed is None:
-        raise QuestionError("this corpus has no summed measure (such as units sold) to ask about")
+        raise QuestionError("this corpus has no summed measure to ask about")
     column = cols.summed if metric is Metric.UNITS and cols.summed else cols.value
     required = (cols.entity, cols.month, column)
     missing = [c for c in required if c not in columns]

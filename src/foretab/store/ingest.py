@@ -39,13 +39,14 @@ class IngestSummary:
     reference_month: Month | None
     history_tables: int
     future_tables: int
-    projects: int
+    projects: int  # entities of the innermost level (projects, stock symbols, …)
     history_months: int
     future_months: int
     history_rows: int
     future_rows: int
     duplicates_dropped: int
     seconds: float
+    entity_plural: str = "projects"  # the schema's name for them
 
 
 def ingest_path(
@@ -135,6 +136,7 @@ def _ingest(
         future_rows=future.n_rows if future else 0,
         duplicates_dropped=corpus.duplicates_dropped,
         seconds=time.perf_counter() - started,
+        entity_plural=schema.leaf.plural_name,
     )
 
 
