@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from foretab.core.plan import Aggregate, Comparison, Metric
+from foretab.core.plan import Aggregate, Comparison, Metric, ScopeOp, Task
 from foretab.errors import QuestionError, UnknownEntityError
 from foretab.months import Month
 from foretab.parse.claims import Claims, Pass, Span
@@ -118,3 +118,20 @@ def test_chinese_window_mean_and_vs_now(corpus_index: EntityIndex) -> None:
     plan = parse_question("九龙仓天灏明年3月的价格会比现在高吗？", corpus_index, R)
     assert plan.comparison is Comparison.VS_CURRENT
     assert plan.window.first == plan.window.last == Month(2022, 3)
+
+
+def test_phrasings_found_by_probing(corpus_index: EntityIndex) -> None:
+    plan = parse_question("苏州市吴江区2021年3月均价在2万以上的小区有哪些？", corpus_index, R)
+    assert plan.scope is not None and plan.scope.op is ScopeOp.FILTER
+    assert plan.scope.low == 20000 and plan.scope.high is None
+    plan = parse_question("Tell me the cheapest development in Caidian, Wuhan as of November 2021.", corpus_index, R)  # fmt: skip
+    assert plan.scope is not None and plan.scope.op is ScopeOp.PICK
+    plan = parse_question("How much Luoke Gongyuan in Huqiu, Suzhou sold for in June 2021?", corpus_index, R)  # fmt: skip
+    assert plan.metric is Metric.PRICE
+    plan = parse_question("Will Jiulong Cangtian Hao in Xiangcheng, Suzhou hit 30000 by June 2022?", corpus_index, R)  # fmt: skip
+    assert plan.threshold is not None and plan.threshold.above and plan.task is Task.REASONING
+    with pytest.raises(QuestionError, match="floor area"):
+        parse_question("How many square metres do flats at Luoke Gongyuan in Huqiu, Suzhou have?", corpus_index, R)  # fmt: skip
+    # Words of a polite or chatty question are filler, not refused.
+    parse_question("In your view, what will Poly Xiangsong in Hanyang, Wuhan cost next month?", corpus_index, R)  # fmt: skip
+    parse_question("Roughly speaking, what did homes at Shoukai Jinmaoxiyue in Huqiu, Suzhou go for in 2020 on average?", corpus_index, R)  # fmt: skip

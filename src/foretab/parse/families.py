@@ -42,7 +42,7 @@ _WHICH_MONTH_EN = re.compile(
     r"\b(?:which|what)\s+month\b|\bin\s+which\s+month\b|\bwhen\b(?=.*\b(?:highest|lowest|peak"
     r"|pricier|priciest|cheapest|cheaper|maximum|minimum|most|least|top|bottom)\b)"
 )
-_ABOVE_EN = r"(?:above|over|exceed|exceeds|exceeding|more\s+than|higher\s+than|greater\s+than|pricier\s+than|costlier\s+than|dearer\s+than|at\s+least|surpass|surpasses|beyond)"
+_ABOVE_EN = r"(?:above|over|exceed|exceeds|exceeding|more\s+than|higher\s+than|greater\s+than|pricier\s+than|costlier\s+than|dearer\s+than|at\s+least|surpass|surpasses|beyond|hit|hits|reach|reaches|break|breaks|cross|crosses)"
 _BELOW_EN = (
     r"(?:below|under|less\s+than|lower\s+than|cheaper\s+than|beneath|at\s+most|fewer\s+than)"
 )
@@ -66,6 +66,10 @@ _COUNT_EN = re.compile(
 _WHICH_EN = re.compile(
     r"\bwhich\b|\bwhat\s+(?:project|projects|community|communities|development|are|were|is)\b"
     r"|\blist\b|\bname\b|\bshow\b|\bwho\b|\btop\b|\brank\w*"
+    # "tell me the cheapest development": an extreme naming a project asks for the project
+    r"|\b(?:highest|lowest|cheapest|priciest|pricier|cheaper|dearest|costliest|best[\s-]?sell\w*"
+    r"|worst[\s-]?sell\w*)\s+(?:[\w-]+\s+){0,2}(?:projects?|developments?|communit(?:y|ies)"
+    r"|estates?|complex(?:es)?|properties|property|one)\b"
 )
 _HIGH_EN = re.compile(
     r"\b(?:highest|higher|priciest|pricier|dearest|most|maximum|max|top|best[\s-]?sell\w*"
@@ -100,6 +104,11 @@ _RANGE_ZH = re.compile(
 _THRESHOLD_ZH = re.compile(
     r"(?P<dir>超过|高于|多于|大于|超出|突破|不低于|低于|少于|小于|不足|不到|不超过)\s*"
     r"(?P<v>\d+(?:\.\d+)?)\s*(?P<w>万)?"
+)
+# "2万以上", "15000元以下": the bound before its direction word.
+_THRESHOLD_AFTER_ZH = re.compile(
+    r"(?P<v>\d+(?:\.\d+)?)\s*(?P<w>万)?\s*(?:元)?(?:/平方米|每平方米|/平米|每平米)?\s*"
+    r"(?P<dir>以上|以下|之上|之下)"
 )
 _CHANGE_ZH = re.compile(
     r"(?:高|低|贵|便宜|涨|跌|多|少)了?多少|相差多少|差多少|差距多大|涨了多少|跌了多少|变化了多少|变动了多少|变化多少|涨幅|跌幅|变化幅度|变化率|增幅|降幅|涨跌"
@@ -173,13 +182,12 @@ def read_cues(text: str, zh: bool, metric: Metric) -> Cues:
 def threshold_of(text: str, zh: bool) -> Threshold | None:
     """A Yes / No threshold: "above 25,000", "超过2万"."""
     if zh:
-        m = _THRESHOLD_ZH.search(text)
+        m = _THRESHOLD_ZH.search(text) or _THRESHOLD_AFTER_ZH.search(text)
         if not m:
             return None
         value = float(m.group("v")) * (10_000 if m.group("w") else 1)
-        return Threshold(
-            m.group("dir") in ("超过", "高于", "多于", "大于", "超出", "突破", "不低于"), value
-        )
+        above = ("超过", "高于", "多于", "大于", "超出", "突破", "不低于", "以上", "之上")
+        return Threshold(m.group("dir") in above, value)
     m = _THRESHOLD_EN.search(text)
     if not m:
         return None
@@ -262,7 +270,9 @@ def scope_query_of(text: str, zh: bool, metric: Metric) -> ScopeQuery:
 def bounds_match(text: str, zh: bool) -> re.Match[str] | None:
     """Where the range or threshold of a filter is written."""
     if zh:
-        return _RANGE_ZH.search(text) or _THRESHOLD_ZH.search(text)
+        return (
+            _RANGE_ZH.search(text) or _THRESHOLD_ZH.search(text) or _THRESHOLD_AFTER_ZH.search(text)
+        )
     return _BETWEEN_EN.search(text) or _THRESHOLD_EN.search(text)
 
 
@@ -326,6 +336,7 @@ CUE_PATTERNS_ZH: tuple[tuple[re.Pattern[str], str], ...] = (
     (_TOP_N_ZH, "top n"),
     (_RANGE_ZH, "range"),
     (_THRESHOLD_ZH, "threshold"),
+    (_THRESHOLD_AFTER_ZH, "threshold"),
     (_CHANGE_ZH, "change"),
     (_WHICH_MONTH_ZH, "which month"),
     (_COUNT_ZH, "count"),

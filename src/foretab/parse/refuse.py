@@ -22,7 +22,9 @@ _MEASURES_EN: tuple[tuple[str, str], ...] = (
     (r"\bdevelop(?:er|ers|ed\s+by)\b|\bwho\s+(?:built|builds|is\s+building|developed)\b"
      r"|\bbuilder\b|\bbuilt\s+(?:it|by)\b|\bwho\s+built\b", "developer"),
     (r"\bfloor\s+(?:area|space)s?\b|\bgross\s+area\b|\bsquare\s+footage\b|\bhow\s+(?:big|large)\b"
-     r"|\bsize\s+of\s+the\s+(?:flats|apartments|units|homes)\b", "floor area"),
+     r"|\bsize\s+of\s+the\s+(?:flats|apartments|units|homes)\b"
+     r"|\bhow\s+many\s+square\s+(?:metres|meters|feet)\b|\bsquare\s+(?:metres|meters)\s+(?:do|does|are|is)\b",
+     "floor area"),
     (r"\brent(?:s|al|als|ed|ing)?\b|\blease\b|\byield\b", "rent"),
     (r"\bbed\s*rooms?\b|\bbath\s*rooms?\b|\blayouts?\b|\bfloor\s*plans?\b", "bedrooms / layout"),
     (r"\b(?:mortgage|interest\s+rates?|down\s+payment|property\s+tax|tax(?:es)?)\b",
