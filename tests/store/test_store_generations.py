@@ -180,7 +180,11 @@ def test_a_reader_sees_old_or_new_never_a_mix(db: str, monkeypatch: pytest.Monke
         pinned.close()
 
 
-@pytest.mark.parametrize("where", ["between-the-databases", "inside-the-switch"])
+@pytest.mark.parametrize(
+    "where",
+    # A kill inside the switch is also a fast case of the kill test below.
+    ["between-the-databases", pytest.param("inside-the-switch", marks=pytest.mark.slow)],
+)
 @pytest.mark.postgres
 def test_a_failed_ingest_leaves_the_old_store_usable(
     pg_db: str, monkeypatch: pytest.MonkeyPatch, where: str
@@ -340,6 +344,7 @@ def test_duckdb_refuses_a_non_store_the_same_way(tmp_path: Any) -> None:
         ingest(str(path), 1)
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 def test_a_store_of_the_older_public_layout_is_read_and_replaced(pg_db: str) -> None:
     """Stores ingested before generations kept their tables in ``public``."""

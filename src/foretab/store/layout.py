@@ -104,10 +104,23 @@ def _side(frame: pd.DataFrame, extras: tuple[str, ...], schema: CorpusSchema) ->
 
 
 def _projects(frame: pd.DataFrame) -> pd.DataFrame:
-    grouped = frame.groupby(["city", "district", "project"], sort=True)
-    projects = grouped["month"].agg(first_month="min", last_month="max", n_months="count")
-    projects["first_month"] = projects["first_month"] + "-01"
-    projects["last_month"] = projects["last_month"] + "-01"
+    # Months as integers (YYYYMM): min/max of a string column fall back to a Python loop
+    # per group in pandas, seconds on the real corpus.
+    month = frame["month"]
+    number = month.str.slice(0, 4).astype(int) * 100 + month.str.slice(5, 7).astype(int)
+    keyed = pd.DataFrame(
+        {"city": frame["city"], "district": frame["district"], "project": frame["project"]}
+    ).assign(number=number.to_numpy())
+    grouped = keyed.groupby(["city", "district", "project"], sort=True)["number"]
+    projects = grouped.agg(first_month="min", last_month="max", n_months="count")
+    for col in ("first_month", "last_month"):
+        value = projects[col]
+        projects[col] = (
+            (value // 100).astype(str).str.zfill(4)
+            + "-"
+            + (value % 100).astype(str).str.zfill(2)
+            + "-01"
+        )
     projects = projects.reset_index()
     key = ["city", "district", "project"]
     present = [c for c in ALIAS_COLUMNS if c in frame.columns]
