@@ -42,6 +42,7 @@ from foretab.future import FutureMode, future_source
 from foretab.limits import check_question
 from foretab.months import Month
 from foretab.parse.entities import EntityIndex
+from foretab.parse.lexicon import Lexicon
 from foretab.parse.parser import parse_question
 from foretab.read import GuardedHistoryReader
 from foretab.retrieve import Retriever
@@ -56,12 +57,15 @@ class RulePlanner:
 
     name = "rules"
 
-    def __init__(self, index: EntityIndex, reference: Month) -> None:
+    def __init__(
+        self, index: EntityIndex, reference: Month, lexicon: Lexicon | None = None
+    ) -> None:
         self.index = index
         self.reference = reference
+        self.lexicon = lexicon
 
     def plan(self, question: str) -> Plan:
-        return parse_question(question, self.index, self.reference)
+        return parse_question(question, self.index, self.reference, self.lexicon)
 
 
 class Engine:
@@ -96,17 +100,18 @@ class Engine:
             self.reference: Month = self.store.reference_month or max(
                 p.last_month for p in projects
             )
-            self.index = EntityIndex(projects)
+            #: the corpus schema stored with the store: entity levels, measures, table names
+            self.schema = self.store.schema
+            self.lexicon = Lexicon.of(self.schema)
+            self.index = EntityIndex(projects, self.lexicon.zh_words)
             # The store itself: the guard reads the generation the store opened.
             self.guard = GuardedExecutor(self.store, max_rows=max_rows, timeout_s=timeout_s)
         except BaseException:
             self.store.close()
             raise
-        #: the corpus schema stored with the store: entity levels, measures, table names
-        self.schema = self.store.schema
         # Any planner's plan is worded in the corpus's own terms ("price", "units sold").
         self.wording = Wording.of(self.schema)
-        self.planner: Planner = planner or RulePlanner(self.index, self.reference)
+        self.planner: Planner = planner or RulePlanner(self.index, self.reference, self.lexicon)
         self.retriever: TableRetriever = _built(retriever, self) or Retriever(
             self.store.catalog(), self.schema
         )

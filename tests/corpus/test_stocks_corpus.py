@@ -139,6 +139,33 @@ def test_answer_texts_use_the_measure_name_and_unit(engine, prices) -> None:
     assert chinese.text == f"AAPL2005年6月的股价：{value:,.2f}。"
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What was the closing price of AAPL in June 2005?",  # the schema's synonyms
+        "What was the stock price of AAPL in June 2005?",
+        "What was AAPL's share price in June 2005?",
+        "2005年6月AAPL的收盘价是多少？",
+        "AAPL在2005年6月的股价是多少？",
+    ],
+)
+def test_the_planner_reads_the_schema_words(engine, prices, question) -> None:
+    assert engine.ask(question).answer == [[_price(prices, "AAPL", "2005-06")]]
+
+
+def test_a_latin_name_next_to_chinese_text_is_the_name_alone(engine, prices) -> None:
+    answer = engine.ask("AAPL下个月的股价是多少？")
+    assert answer.plan.window.expression == "下个月"
+    assert answer.answer == [[_price(prices, "AAPL", "2009-03")]]  # the naive double
+
+
+def test_refusals_say_what_this_corpus_answers(engine) -> None:
+    with pytest.raises(QuestionError) as caught:
+        engine.ask("What is the rent of AAPL?")
+    assert "monthly closing price (USD) of stocks" in caught.value.message
+    assert "yuan" not in caught.value.message
+
+
 def test_units_questions_are_refused_for_a_corpus_without_them(engine) -> None:
     with pytest.raises(QuestionError):
         engine.ask("How many units of AAPL were sold in 2008?")

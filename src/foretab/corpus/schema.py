@@ -112,6 +112,10 @@ class CorpusSchema(_Frozen):
     levels: tuple[Level, ...] = Field(min_length=1, max_length=3)
     measures: tuple[Measure, ...] = Field(min_length=1, max_length=2)
     tables: TableTemplates
+    # What a store of this corpus answers, for refusals ("the average price (yuan per m²)
+    # and the units sold of projects, districts and cities"); built from the names if empty.
+    answers_en: str = Field("", max_length=200)
+    answers_zh: str = Field("", max_length=100)
 
     @field_validator("measures")
     @classmethod
@@ -174,6 +178,33 @@ class CorpusSchema(_Frozen):
         offset = len(SLOTS) - len(self.levels)
         index = SLOTS.index(slot) - offset
         return self.levels[index] if index >= 0 else None
+
+    @property
+    def answers(self) -> str:
+        if self.answers_en:
+            return self.answers_en
+        measures = " and the ".join(m.name for m in self.measures)
+        levels = ", ".join(lv.plural_name for lv in reversed(self.levels))
+        return f"the {measures} of {levels}"
+
+    @property
+    def answers_in_chinese(self) -> str:
+        if self.answers_zh:
+            return self.answers_zh
+        return "与".join(m.name_zh or m.name for m in self.measures)
+
+    @property
+    def words_en(self) -> frozenset[str]:
+        """Words naming the corpus's levels and measures, lower case, one word each."""
+        phrases = [*(w for lv in self.levels for w in (lv.name, lv.plural_name, *lv.words_en))]
+        phrases += [w for m in self.measures for w in (m.name, *m.synonyms_en)]
+        return frozenset(word for phrase in phrases for word in phrase.lower().split())
+
+    @property
+    def words_zh(self) -> tuple[str, ...]:
+        words = [w for lv in self.levels for w in lv.words_zh]
+        words += [w for m in self.measures for w in (m.name_zh, m.short_zh, *m.synonyms_zh) if w]
+        return tuple(dict.fromkeys(words))
 
     # -- names ------------------------------------------------------------------------------
 

@@ -106,7 +106,7 @@ def _place_keys(name: str, aliases: Iterable[str]) -> set[str]:
 class EntityIndex:
     """Build once per store (a few hundred ms for ~5,600 projects); link in ~1 ms."""
 
-    def __init__(self, entries: Sequence[ProjectEntry]) -> None:
+    def __init__(self, entries: Sequence[ProjectEntry], words: Sequence[str] = ()) -> None:
         self.entries: tuple[ProjectEntry, ...] = tuple(entries)
         self.refs = tuple(
             ProjectRef(e.city, e.district, e.project, _zh(e.aliases)) for e in self.entries
@@ -175,7 +175,8 @@ class EntityIndex:
         }
         self._scopes: dict[tuple[int, ...], _Scope] = {}
         # Chinese questions are segmented with the corpus's names kept whole.
-        self.segmenter = Segmenter([*self._cjk, *ZH_WORDS, *FILLER_ZH])
+        # ``words``: the corpus schema's own (level and measure words, "股价").
+        self.segmenter = Segmenter([*self._cjk, *ZH_WORDS, *FILLER_ZH, *words])
         self._place_names = sorted(key for key in self._place_keys if len(key) >= 5)
 
     def places_named(self, text: str) -> tuple[list[str], list[tuple[str, str]]]:

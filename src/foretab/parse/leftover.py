@@ -12,8 +12,8 @@ import re
 
 from foretab.errors import QuestionError
 from foretab.parse.claims import Claims
+from foretab.parse.lexicon import Lexicon, default_lexicon
 from foretab.parse.question import Question, Segment
-from foretab.parse.refuse import CAN_ANSWER, CAN_ANSWER_ZH
 from foretab.parse.vocabulary import FILLER_ZH
 
 _CJK_WORD = re.compile(r"[\u3400-\u9fff]{2,}")
@@ -68,11 +68,12 @@ def _left_parts(segment: Segment, claims: Claims) -> list[str]:
     return parts
 
 
-def refuse_unclaimed(question: Question, claims: Claims) -> None:
+def refuse_unclaimed(question: Question, claims: Claims, lexicon: Lexicon | None = None) -> None:
     """Raise ``QuestionError`` naming the first run of unclaimed words, if any."""
     left = unclaimed(question, claims)
     if not left:
         return
+    lexicon = lexicon or default_lexicon()
     # The run of neighbouring unclaimed words around the first one ("US dollars").
     first = left[0]
     end = first.end
@@ -84,10 +85,10 @@ def refuse_unclaimed(question: Question, claims: Claims) -> None:
     if question.zh:
         raise QuestionError(
             f"问题中的“{part}”不是 foretab 能理解的内容（不是项目、地区、时间、指标或问法），"
-            f"按它回答会答成另一个问题；请去掉它后再问。{CAN_ANSWER_ZH}"
+            f"按它回答会答成另一个问题；请去掉它后再问。{lexicon.can_answer_zh}"
         )
     raise QuestionError(
         f"the question's '{part}' is not something foretab reads (not a project, place, "
         "time, measure or question word), and answering without it would answer another "
-        f"question; ask without it — {CAN_ANSWER}"
+        f"question; ask without it — {lexicon.can_answer}"
     )

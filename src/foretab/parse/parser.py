@@ -54,6 +54,7 @@ from foretab.parse.families import (
     scope_query_of,
 )
 from foretab.parse.leftover import refuse_unclaimed
+from foretab.parse.lexicon import Lexicon, default_lexicon
 from foretab.parse.passes import (
     cue_pass,
     entity_pass,
@@ -387,7 +388,9 @@ def _default_window(reference: Month, forward: bool, zh: bool) -> tuple[TimeWind
     return TimeWindow(month, month, ""), note
 
 
-def parse_question(question: str, index: EntityIndex, reference: Month) -> Plan:
+def parse_question(
+    question: str, index: EntityIndex, reference: Month, lexicon: Lexicon | None = None
+) -> Plan:
     """Parse ``question`` into a ``Plan`` relative to the reference month ``reference``.
 
     Passes over the one tokenised question (``parse.passes``), each claiming spans and
@@ -399,17 +402,18 @@ def parse_question(question: str, index: EntityIndex, reference: Month) -> Plan:
     """
     if not question or not question.strip():
         raise QuestionError("the question is empty; ask about a project and a time")
+    lexicon = lexicon or default_lexicon()
     read = read_question(question, index.segmenter)
     zh = read.zh
     timed = time_pass(entity_pass(read, index), reference)
     # Named causes first (a measure the store lacks, "why", two questions): "in US dollars"
     # is refused as a unit, before the linker reads it as an unknown name.
     names = list(timed.found.claims.of(Pass.ENTITY))
-    check_refusals(_refusal_text(question, names, timed.span), zh=zh)
+    check_refusals(_refusal_text(question, names, timed.span), zh=zh, lexicon=lexicon)
     resolved = link_pass(timed, index)
     linked = resolved.linked
-    measured = measure_pass(resolved)
-    claims = filler_pass(read, cue_pass(measured, _CUES_ZH if zh else _CUES_EN))
+    measured = measure_pass(resolved, lexicon)
+    claims = filler_pass(read, cue_pass(measured, _CUES_ZH if zh else _CUES_EN), lexicon)
     spans = list(resolved.claims.of(Pass.ENTITY, Pass.TIME))
     text = _zh_text(question, spans) if zh else _cue_text(question, spans)
     language = Language.ZH if zh else Language.EN
@@ -419,7 +423,7 @@ def parse_question(question: str, index: EntityIndex, reference: Month) -> Plan:
     if not linked.projects:
         if zh:
             _check_zh_leftover(question, list(timed.found.mentions), spans)
-        refuse_unclaimed(read, claims)
+        refuse_unclaimed(read, claims, lexicon)
         return _scope_plan(
             question,
             index,
@@ -431,7 +435,7 @@ def parse_question(question: str, index: EntityIndex, reference: Month) -> Plan:
             zh,
             measured.metric,
         )
-    refuse_unclaimed(read, claims)
+    refuse_unclaimed(read, claims, lexicon)
     return _project_plan(
         question, reference, linked.projects, text, window, language, measured.metric
     )

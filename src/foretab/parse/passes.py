@@ -23,6 +23,7 @@ from foretab.months import Month
 from foretab.parse import vocabulary as vocab
 from foretab.parse.claims import Claims, Pass, Span, claim_matches
 from foretab.parse.entities import EntityIndex, Linked, Mention
+from foretab.parse.lexicon import Lexicon, default_lexicon
 from foretab.parse.question import Question
 from foretab.parse.timexpr import find_time_match
 from foretab.parse.zh_time import find_zh_time
@@ -111,16 +112,18 @@ def link_pass(timed: Timed, index: EntityIndex) -> Resolved:
     return Resolved(timed, linked, timed.claims.add(spans))
 
 
-_MEASURES_EN = tuple((re.compile(m.en), m.metric.value) for m in vocab.MEASURES)
-_MEASURES_ZH = tuple((re.compile(m.zh), m.metric.value) for m in vocab.MEASURES)
 # "selling price" / "sales prices" name the price, not the units sold.
 _PRICE_NOT_UNITS = re.compile(r"\b(?:selling|sale|sales|sold)\s+(?:price|prices)\b")
 
 
-def measure_pass(entities: Resolved) -> Measured:
-    """Claim the measure words; units when the question asks about sales, else the price."""
+def measure_pass(entities: Resolved, lexicon: Lexicon | None = None) -> Measured:
+    """Claim the measure words; units when the question asks about sales, else the price.
+
+    The words are the vocabulary's and the corpus schema's (``lexicon``).
+    """
     question = entities.timed.found.question
-    patterns = _MEASURES_ZH if question.zh else _MEASURES_EN
+    lexicon = lexicon or default_lexicon()
+    patterns = lexicon.measures_zh if question.zh else lexicon.measures_en
     text = entities.claims.mask(question.text).lower()
     spans = (
         *claim_matches(patterns, text, Pass.MEASURE),
@@ -162,9 +165,16 @@ def cue_pass(measured: Measured, patterns: Sequence[tuple[re.Pattern[str], str]]
     return measured.claims.add(spans)
 
 
-def filler_pass(question: Question, claims: Claims) -> Claims:
-    """Claim the words that carry no meaning of their own (articles, "please", 请问, …)."""
-    filler = vocab.FILLER_ZH if question.zh else vocab.FILLER_EN
+def filler_pass(question: Question, claims: Claims, lexicon: Lexicon | None = None) -> Claims:
+    """Claim the words that carry no meaning of their own (articles, "please", 请问, …).
+
+    Also the corpus's level words ("stock", "ticker"): the entity they name is the claim.
+    """
+    lexicon = lexicon or default_lexicon()
+    if question.zh:
+        filler = vocab.FILLER_ZH | lexicon.filler_zh
+    else:
+        filler = vocab.FILLER_EN | lexicon.filler_en
     return claims.add(
         Span(s.start, s.end, Pass.FILLER, "filler")
         for s in question.segments

@@ -8,14 +8,13 @@ names the part that cannot be answered and what can be asked instead.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from foretab.errors import QuestionError
 
-CAN_ANSWER = (
-    "foretab answers the average price (yuan per m²) and the units sold of projects, "
-    "districts and cities, past and forecast"
-)
-CAN_ANSWER_ZH = "foretab 可回答项目、区县和城市的成交均价（元/平方米）与成交套数，包括历史与预测"
+if TYPE_CHECKING:
+    from foretab.parse.lexicon import Lexicon
+
 
 # (pattern, the name of what was asked) — measures and facts the store does not hold.
 _MEASURES_EN: tuple[tuple[str, str], ...] = (
@@ -62,8 +61,12 @@ _ASKS = re.compile(
 )
 
 
-def check_refusals(text: str, *, zh: bool) -> None:
+def check_refusals(text: str, *, zh: bool, lexicon: Lexicon | None = None) -> None:
     """Refuse what cannot be answered, naming the cause (``text``: entities/time masked)."""
+    from foretab.parse.lexicon import default_lexicon
+
+    lexicon = lexicon or default_lexicon()
+    can_answer, can_answer_zh = lexicon.can_answer, lexicon.can_answer_zh
     lowered = text.lower()
     second = None if zh else _SECOND_EN.search(lowered)
     if second and not (
@@ -81,10 +84,10 @@ def check_refusals(text: str, *, zh: bool) -> None:
         if match:
             raise QuestionError(
                 (
-                    f"这个问题问的是{what}（“{match.group()}”），数据中没有这一项；{CAN_ANSWER_ZH}"
+                    f"这个问题问的是{what}（“{match.group()}”），数据中没有这一项；{can_answer_zh}"
                     if zh
                     else f"the question asks for the {what} ('{match.group()}'), which the "
-                    f"store does not hold; {CAN_ANSWER}"
+                    f"store does not hold; {can_answer}"
                 ),
                 suggestions=("What will the price of P in District, City be next month?",),
             )
@@ -92,10 +95,10 @@ def check_refusals(text: str, *, zh: bool) -> None:
     if why:
         word = why.group()
         raise QuestionError(
-            f"这个问题要求解释原因（“{word}”）；foretab 只报告数值，不解释原因；{CAN_ANSWER_ZH}"
+            f"这个问题要求解释原因（“{word}”）；foretab 只报告数值，不解释原因；{can_answer_zh}"
             if zh
             else f"the question asks to explain or give reasons ('{word}'); foretab "
-            f"reports values, not causes — ask for the values instead ({CAN_ANSWER})"
+            f"reports values, not causes — ask for the values instead ({can_answer})"
         )
 
 

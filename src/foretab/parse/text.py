@@ -13,7 +13,10 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+# Chinese characters are not part of a word: "AAPL下个月" is the name "AAPL" and then the
+# time expression (the Chinese side is matched as substrings, not words).
+_LETTERS = r"[^\W_\u3400-\u9fff\uf900-\ufaff]+"
+_WORD = re.compile(rf"{_LETTERS}(?:['’]{_LETTERS})*", re.UNICODE)
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # Greek capitals that stand in for Latin ones in romanised names ("MOMA" as "Μ Ο Μ A").
