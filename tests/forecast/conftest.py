@@ -12,12 +12,15 @@ from foretab.forecast.gbm import LightGBMForecaster
 
 @pytest.fixture
 def tiny_lgbm() -> Iterator[None]:
-    """``lgbm`` / ``lgbm_nocal`` with a few small trees (same code path, same file format)."""
+    """The LightGBM models with a few small trees (same code path, same file format)."""
     saved = dict(registry.FORECASTERS)
     small = {"n_estimators": 60, "num_leaves": 7, "fixed_rounds": 25}
     registry.FORECASTERS["lgbm"] = lambda seed: LightGBMForecaster(seed, **small)
     registry.FORECASTERS["lgbm_nocal"] = lambda seed: LightGBMForecaster(
         seed, calendar=False, **small
+    )
+    registry.FORECASTERS["lgbm_market"] = lambda seed: LightGBMForecaster(
+        seed, market=True, **small
     )
     try:
         yield

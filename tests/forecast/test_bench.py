@@ -15,6 +15,7 @@ from foretab.cli import bench_forecast as _commands  # noqa: F401  (registers co
 from foretab.cli.main import app
 from foretab.errors import ForecastError
 from foretab.forecast.data import read_forecast_csv
+from foretab.forecast.registry import DEFAULT_FORECASTER
 
 from .synthetic import make_panel
 
@@ -84,7 +85,7 @@ def test_bench_forecast_cli_writes_the_issue_format(tmp_path: Path) -> None:
 def test_bench_forecast_marks_the_default_and_times_3000(tmp_path: Path) -> None:
     train = _write_forecast(tmp_path / "train.csv", 1)
     test = _write_forecast(tmp_path / "test.csv", 2)
-    result = bench_forecast(train, test, val=test, model="naive,lgbm")
+    result = bench_forecast(train, test, val=test, model=f"naive,{DEFAULT_FORECASTER}")
     assert [r.default for r in result.rows] == [False, True]
     assert result.default_predict_3000_s is not None and result.default_predict_3000_s > 0
 

@@ -86,7 +86,8 @@ def bench_corpus(
         # As a question does: the last `lookback` months of each series, to R.
         start = time.perf_counter()
         window = history.window(fitted.lookback)[keep]
-        pred = fitted.predict(window, MAX_HORIZON)
+        refs = [p for p, k in zip(history.projects, keep, strict=True) if k]
+        pred = fitted.predict(window, MAX_HORIZON, refs)
         pred_s = time.perf_counter() - start
         s = score(pred, truth)
         row = BenchRow.scored(
@@ -99,7 +100,7 @@ def bench_corpus(
         )
         try:
             tail = (1 - level) / 2
-            bounds = fitted.predict_quantiles(window, MAX_HORIZON, (tail, 1 - tail))
+            bounds = fitted.predict_quantiles(window, MAX_HORIZON, (tail, 1 - tail), refs)
         except ForecastError:  # a model without intervals
             bounds = None
         if bounds is not None:

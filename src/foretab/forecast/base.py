@@ -8,7 +8,7 @@ statsforecast spirit (``fit -> self``, ``predict -> array``, an ``alias``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Self
 
@@ -17,6 +17,9 @@ import numpy as np
 from foretab.errors import ForecastError
 
 MAX_HORIZON = 12
+#: Where a series sits: ``(district key, city key)`` (``foretab.forecast.market``), or
+#: ``None`` when unknown.
+Place = tuple[str, str] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +41,9 @@ class Forecaster(ABC):
     alias: str = "forecaster"
     #: whether ``predict_quantiles`` returns real quantiles
     supports_quantiles: bool = False
+    #: whether the model reads where each series sits (``places``: its district and
+    #: city); ``fit(panel, places=...)`` then takes one per panel row
+    uses_places: bool = False
     #: optional ``(done, total)`` hook called while an iterative model trains (a progress bar)
     on_progress: Callable[[int, int], None] | None = None
 
@@ -52,24 +58,47 @@ class Forecaster(ABC):
     @abstractmethod
     def _predict(self, history: np.ndarray, h: int) -> np.ndarray: ...
 
-    def predict(self, history: np.ndarray, h: int = MAX_HORIZON) -> np.ndarray:
-        """Point forecasts ``[n, h]`` for months after the last column of ``history``."""
+    def observe(self, panel: np.ndarray, places: Sequence[Place] | None = None) -> None:
+        """Learn what is known of the market up to ``panel``'s last month, without refitting.
+
+        A model fitted on an earlier cut of the panel (the calibration backtest) forecasts
+        from later origins after this; models that read no market keep the default.
+        """
+        del panel, places
+
+    def predict(
+        self, history: np.ndarray, h: int = MAX_HORIZON, places: Sequence[Place] | None = None
+    ) -> np.ndarray:
+        """Point forecasts ``[n, h]`` for months after the last column of ``history``.
+
+        ``places`` (one per row) matter only to models that ``uses_places``.
+        """
         history = check_panel(history)
         if not 1 <= h <= MAX_HORIZON:
             raise ForecastError(
                 f"horizon must be 1..{MAX_HORIZON} months, got {h}",
                 suggestions=(f"ask for at most {MAX_HORIZON} months ahead",),
             )
-        out = np.asarray(self._predict(history, h), dtype=float)
+        out = np.asarray(self._predict_placed(history, h, places), dtype=float)
         # A series with no observation at all has no level to forecast from.
         out[~np.isfinite(out)] = np.nan
         return out
 
+    def _predict_placed(
+        self, history: np.ndarray, h: int, places: Sequence[Place] | None
+    ) -> np.ndarray:
+        del places
+        return self._predict(history, h)
+
     def predict_quantiles(
-        self, history: np.ndarray, h: int, quantiles: tuple[float, ...]
+        self,
+        history: np.ndarray,
+        h: int,
+        quantiles: tuple[float, ...],
+        places: Sequence[Place] | None = None,
     ) -> np.ndarray:
         """``[n, h, len(quantiles)]``; models without intervals raise ``ForecastError``."""
-        del history, h, quantiles
+        del history, h, quantiles, places
         raise ForecastError(
             f"model {self.alias!r} has no prediction intervals",
             suggestions=("use model 'lgbm' for quantiles",),

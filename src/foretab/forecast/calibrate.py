@@ -20,12 +20,12 @@ the corpus benchmark and the QA dataset filter. Nothing here is persisted but th
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from foretab.forecast.base import MAX_HORIZON, Forecaster, check_panel
+from foretab.forecast.base import MAX_HORIZON, Forecaster, Place, check_panel
 
 GRID = np.linspace(0.0, 1.0, 101)
 #: Eligibility of a series at an origin (as the corpus benchmark / QA builder filter).
@@ -57,8 +57,14 @@ def backtest_residuals(
     make_forecaster: Callable[[], Forecaster],
     lookback: int,
     n_origins: int = MAX_HORIZON,
+    places: Sequence[Place] | None = None,
 ) -> list[np.ndarray]:
-    """Log residuals per horizon (``[12]`` arrays) of a copy fitted on ``panel[:, :T−n]``."""
+    """Log residuals per horizon (``[12]`` arrays) of a copy fitted on ``panel[:, :T−n]``.
+
+    ``places`` (one per panel row) for a model that reads them; after fitting, the copy
+    observes the whole panel's market signals, which at each origin are what was known
+    then (they are causal), never the targets it is scored on.
+    """
     values = check_panel(panel)
     t = values.shape[1]
     # A short panel gets fewer origins (its long horizons borrow from shorter ones); the
@@ -67,7 +73,12 @@ def backtest_residuals(
     if n_origins < MIN_ORIGINS:
         raise TooShort(f"a backtest needs at least {MIN_TRAIN + MIN_ORIGINS} months")
     cut = t - n_origins  # columns 0..cut-1 train the calibration copy
-    model = make_forecaster().fit(values[:, :cut])
+    model = make_forecaster()
+    if model.uses_places:
+        model.fit(values[:, :cut], places=places)  # type: ignore[call-arg]
+        model.observe(values, places)
+    else:
+        model.fit(values[:, :cut])
     per_h: list[list[np.ndarray]] = [[] for _ in range(MAX_HORIZON)]
     for origin in range(cut - 1, t - 1):  # last history column the forecast reads
         h = min(MAX_HORIZON, t - 1 - origin)
@@ -77,7 +88,9 @@ def backtest_residuals(
         rows = (recent >= MIN_OBS) & np.isfinite(actual).any(axis=1)
         if not rows.any():
             continue
-        pred = model.predict(hist[rows], h)
+        pred = model.predict(
+            hist[rows], h, None if places is None else [places[i] for i in np.flatnonzero(rows)]
+        )
         with np.errstate(invalid="ignore", divide="ignore"):
             resid = np.log(actual[rows] / pred)
         for k in range(h):
@@ -111,7 +124,8 @@ def conformal_quantiles(
     make_forecaster: Callable[[], Forecaster],
     lookback: int,
     n_origins: int = MAX_HORIZON,
+    places: Sequence[Place] | None = None,
 ) -> Calibration:
     """Backtest, then calibrate: the residual grid a store model's intervals use."""
-    residuals = backtest_residuals(panel, make_forecaster, lookback, n_origins)
+    residuals = backtest_residuals(panel, make_forecaster, lookback, n_origins, places)
     return calibrate(residuals, min(n_origins, panel.shape[1] - MIN_TRAIN))

@@ -7,15 +7,29 @@ the benchmark reports.
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Sequence
 from typing import Self
+
+# OpenMP threads that spin while waiting burn the cores other work needs: on the shared
+# 2-core machine a busy-waiting fit took 95 s of CPU against 17 s passive (same trees).
+# Set before LightGBM loads the OpenMP runtime; an explicit setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import lightgbm as lgb
 import numpy as np
 
 from foretab.errors import ForecastError
-from foretab.forecast.base import MAX_HORIZON, Forecaster, ValidationSplit, check_panel
+from foretab.forecast.base import (
+    MAX_HORIZON,
+    Forecaster,
+    Place,
+    ValidationSplit,
+    check_panel,
+)
 from foretab.forecast.features import window_features
+from foretab.forecast.market import Market, market_features
 from foretab.forecast.windows import cut_windows
 
 
@@ -24,17 +38,27 @@ def _rows(
     target: np.ndarray | None,
     horizon: int,
     end: np.ndarray | None = None,
+    market: tuple[Market, np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Expand windows to one row per horizon: ``(X, y_log_ratio, level, row_window)``.
 
-    ``end`` (the calendar column a window ends at) becomes a feature when given.
+    ``end`` (the calendar column a window ends at) becomes a feature when given;
+    ``market`` = ``(market, members [m, 3], end [m])`` adds the windows' district, city
+    and corpus signals (``foretab.forecast.market``). The horizon is the last column.
     """
     feats, level, _ = window_features(history)
     if end is not None:
         feats = np.concatenate([feats, np.asarray(end, dtype=float)[:, None]], axis=1)
     n = feats.shape[0]
+    seasonal = np.empty((n * horizon, 0))
+    if market is not None:
+        static, path, _ = market_features(market[0], market[1], market[2], level, horizon)
+        feats = np.concatenate([feats, static], axis=1)
+        seasonal = path.reshape(n * horizon, -1)
     hs = np.arange(1, horizon + 1, dtype=float)
-    x = np.concatenate([np.repeat(feats, horizon, axis=0), np.tile(hs, n)[:, None]], axis=1)
+    x = np.concatenate(
+        [np.repeat(feats, horizon, axis=0), seasonal, np.tile(hs, n)[:, None]], axis=1
+    )
     win = np.repeat(np.arange(n), horizon)
     lev = np.repeat(level, horizon)
     if target is None:
@@ -72,10 +96,19 @@ class LightGBMForecaster(Forecaster):
         fast_seeds: int | None = None,
         fixed_rounds: int = 250,
         fixed_learning_rate: float = 0.1,
+        market: bool = False,
+        row_fraction: float = 1.0,
     ) -> None:
         super().__init__(seed)
         self.lookback = lookback
         self.calendar = calendar
+        # District / city / corpus signals (``foretab.forecast.market``), from the panel
+        # fitted on (or ``observe``d since): the model then reads each series' place.
+        self.uses_places = market
+        # Rows of one window at neighbouring horizons are nearly copies of each other: a
+        # random share of the (window, horizon) rows trains almost the same trees faster.
+        self.row_fraction = row_fraction
+        self.market: Market | None = None
         self.min_end = min_end
         self.recency_halflife = recency_halflife
         self.params = {
@@ -114,11 +147,29 @@ class LightGBMForecaster(Forecaster):
         self.residual_quantiles = np.zeros((MAX_HORIZON, 101))
         self.fit_seconds = 0.0
 
-    def restore(self, boosters: list[lgb.Booster], residual_quantiles: np.ndarray) -> Self:
+    def restore(
+        self,
+        boosters: list[lgb.Booster],
+        residual_quantiles: np.ndarray,
+        market: Market | None = None,
+    ) -> Self:
         """Set the fitted state read back from a data-only model file."""
         self.boosters = list(boosters)
         self.residual_quantiles = np.asarray(residual_quantiles, dtype=float)
+        self.market = market
         return self
+
+    def observe(self, panel: np.ndarray, places: Sequence[Place] | None = None) -> None:
+        if self.uses_places:
+            self.market = Market.build(check_panel(panel), places)
+
+    def _market_rows(
+        self, n: int, end: np.ndarray, places: Sequence[Place] | None
+    ) -> tuple[Market, np.ndarray, np.ndarray] | None:
+        """The ``market`` argument of ``_rows`` for ``n`` series ending at ``end``."""
+        if self.market is None:
+            return None
+        return self.market, self.market.members(places, n), end
 
     def _fit_history(self, history: np.ndarray) -> np.ndarray:
         """Left-pad or trim to the model's lookback."""
@@ -133,13 +184,29 @@ class LightGBMForecaster(Forecaster):
             return None
         return np.full(history.shape[0], history.shape[1] - 1)
 
-    def fit(self, panel: np.ndarray, val: ValidationSplit | None = None) -> Self:
+    def fit(
+        self,
+        panel: np.ndarray,
+        val: ValidationSplit | None = None,
+        places: Sequence[Place] | None = None,
+    ) -> Self:
+        """Fit on every window of ``panel``; ``places`` (one per row) for the market signals."""
         start = time.perf_counter()
         panel = np.asarray(panel, dtype=float)
         win = cut_windows(panel, self.lookback, min_end=self.min_end)
+        self.market = None
+        market = None
+        if self.uses_places:
+            self.market = Market.build(check_panel(panel), places)
+            members = self.market.members(places, panel.shape[0])[win.row]
+            market = (self.market, members, win.end)
         x, y, _, rw = _rows(
-            win.history, win.target, MAX_HORIZON, win.end if self.calendar else None
+            win.history, win.target, MAX_HORIZON, win.end if self.calendar else None, market
         )
+        if self.row_fraction < 1.0:
+            pick = np.random.default_rng(self.seed).random(len(y)) < self.row_fraction
+            x, y, rw = x[pick], y[pick], rw[pick]
+        self.rows_seconds = time.perf_counter() - start
         weight = None
         if self.recency_halflife:
             last_end = panel.shape[1] - 2
@@ -153,7 +220,9 @@ class LightGBMForecaster(Forecaster):
         if val is not None:
             vh = self._fit_history(val.history)
             vend = self._end(val.history)
-            vx, vy, _, _ = _rows(vh, val.target, val.target.shape[1], vend)
+            n_val = val.history.shape[0]
+            vmarket = self._market_rows(n_val, np.full(n_val, val.history.shape[1] - 1), None)
+            vx, vy, _, _ = _rows(vh, val.target, val.target.shape[1], vend, vmarket)
             valid_sets = [lgb.Dataset(vx, vy, reference=train)]
             callbacks = [lgb.early_stopping(50, verbose=False)]
         members = self.n_seeds if val is not None else self.fast_seeds
@@ -218,22 +287,35 @@ class LightGBMForecaster(Forecaster):
         threads = 1 if len(x) < SMALL_BATCH_ROWS else self.params["num_threads"]
         return np.mean([b.predict(x, num_threads=threads) for b in self.boosters], axis=0)
 
-    def _log_ratio(self, history: np.ndarray, h: int) -> tuple[np.ndarray, np.ndarray]:
+    def _log_ratio(
+        self, history: np.ndarray, h: int, places: Sequence[Place] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         if not self.boosters:
             raise ForecastError(
                 "the LightGBM forecaster is not fitted", suggestions=("call fit(panel) first",)
             )
         hist = self._fit_history(history)
-        x, _, lev, _ = _rows(hist, None, h, self._end(history))
+        n = history.shape[0]
+        market = self._market_rows(n, np.full(n, history.shape[1] - 1), places)
+        x, _, lev, _ = _rows(hist, None, h, self._end(history), market)
         pred = self._raw(x)
         return pred.reshape(-1, h), lev.reshape(-1, h)
 
     def _predict(self, history: np.ndarray, h: int) -> np.ndarray:
-        pred, lev = self._log_ratio(history, h)
+        return self._predict_placed(history, h, None)
+
+    def _predict_placed(
+        self, history: np.ndarray, h: int, places: Sequence[Place] | None
+    ) -> np.ndarray:
+        pred, lev = self._log_ratio(history, h, places)
         return lev * np.exp(pred)
 
     def predict_quantiles(
-        self, history: np.ndarray, h: int, quantiles: tuple[float, ...]
+        self,
+        history: np.ndarray,
+        h: int,
+        quantiles: tuple[float, ...],
+        places: Sequence[Place] | None = None,
     ) -> np.ndarray:
         """``[n, h, q]``: the point forecast shifted by residual quantiles per horizon."""
         q = np.asarray(quantiles, dtype=float)
@@ -242,7 +324,7 @@ class LightGBMForecaster(Forecaster):
                 f"quantiles must lie strictly between 0 and 1, got {quantiles}",
                 suggestions=("e.g. quantiles=(0.1, 0.5, 0.9)",),
             )
-        pred, lev = self._log_ratio(check_panel(history), h)
+        pred, lev = self._log_ratio(check_panel(history), h, places)
         grid = np.linspace(0.0, 1.0, 101)
         shift = np.stack(
             [np.interp(q, grid, self.residual_quantiles[k]) for k in range(h)]

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import io
 import zipfile
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from foretab.errors import ForecastError
 from foretab.forecast.base import MAX_HORIZON, Forecaster
+
+if TYPE_CHECKING:
+    from foretab.forecast.market import Market
 
 FORMAT = "foretab-store-model"
 FORMAT_VERSION = 1
@@ -25,7 +28,9 @@ MANIFEST = "manifest.json"
 MAX_MEMBER_BYTES = 256 * 1024 * 1024
 #: Models whose fitted state has a data-only encoding below. The torch models
 #: (timesnet, timexer) have none yet, so they cannot be a store's model.
-PERSISTABLE = ("naive", "drift", "autoets", "autotheta", "lgbm", "lgbm_nocal")
+PERSISTABLE = ("naive", "drift", "autoets", "autotheta", "lgbm", "lgbm_nocal", "lgbm_market")
+#: The LightGBM models (boosters + residual grid, and market signals when they read them).
+_LGBM = ("lgbm", "lgbm_nocal", "lgbm_market")
 _MONTH = r"^\d{4}-\d{2}$"
 
 HyperValue = bool | int | float | str
@@ -56,6 +61,11 @@ class Manifest(BaseModel):
     drift: list[float] | None = None
     #: archive members holding LightGBM text models, one per ensemble member
     boosters: list[str] = Field(default_factory=list)
+    #: market signals (``foretab.forecast.market``): group keys, and per group and month
+    #: the median log change and log level (``null`` = too few observations)
+    market_keys: list[str] | None = None
+    market_change: list[list[float | None]] | None = None
+    market_level: list[list[float | None]] | None = None
 
 
 class InvalidModelFile(ForecastError):
@@ -116,7 +126,7 @@ def require_persistable(name: str) -> None:
 def forecaster_state(name: str, forecaster: Forecaster) -> tuple[dict[str, object], list[str]]:
     """Manifest fields and booster texts for a fitted ``forecaster`` registered as ``name``."""
     require_persistable(name)
-    if name in ("lgbm", "lgbm_nocal"):
+    if name in _LGBM:
         from foretab.forecast.gbm import LightGBMForecaster
 
         assert isinstance(forecaster, LightGBMForecaster)
@@ -126,10 +136,15 @@ def forecaster_state(name: str, forecaster: Forecaster) -> tuple[dict[str, objec
                 "lookback": forecaster.lookback,
                 "calendar": forecaster.calendar,
                 "num_threads": int(forecaster.params["num_threads"]),
+                "market": forecaster.uses_places,
             },
             "residual_quantiles": forecaster.residual_quantiles.tolist(),
             "boosters": [f"booster_{k}.txt" for k in range(len(texts))],
         }
+        if forecaster.market is not None:
+            fields["market_keys"] = list(forecaster.market.keys)
+            fields["market_change"] = _nullable(forecaster.market.change)
+            fields["market_level"] = _nullable(forecaster.market.level)
         return fields, texts
     if name == "drift":
         from foretab.forecast.baselines import DriftForecaster
@@ -149,7 +164,7 @@ def restore_forecaster(manifest: Manifest, boosters: list[str], why: str) -> For
     if name not in PERSISTABLE:
         raise InvalidModelFile(f"{why}: unknown model {name!r}")
     try:
-        if name in ("lgbm", "lgbm_nocal"):
+        if name in _LGBM:
             return _restore_lgbm(manifest, boosters, hp)
         if name == "drift":
             from foretab.forecast.baselines import DriftForecaster
@@ -173,20 +188,55 @@ def _restore_lgbm(manifest: Manifest, boosters: list[str], hp: dict[str, HyperVa
     if not boosters:
         raise ValueError("a LightGBM model needs at least one booster")
     calendar = hp["calendar"]
-    if not isinstance(calendar, bool):
-        raise TypeError("hyper-parameter 'calendar' must be true or false")
+    uses_market = hp.get("market", False)
+    if not isinstance(calendar, bool) or not isinstance(uses_market, bool):
+        raise TypeError("hyper-parameters 'calendar' and 'market' must be true or false")
     forecaster = LightGBMForecaster(
         manifest.seed,
         lookback=_int(hp, "lookback"),
         calendar=calendar,
         n_jobs=_int(hp, "num_threads"),
+        market=uses_market,
     )
     residuals = _array(manifest.residual_quantiles, (MAX_HORIZON, 101), "residual_quantiles")
+    market = _market(manifest) if uses_market else None
     try:
         parsed = [lgb.Booster(model_str=text) for text in boosters]
     except lgb.basic.LightGBMError as exc:
         raise ValueError(f"a booster is not a LightGBM text model ({_short(exc)})") from exc
-    return forecaster.restore(parsed, residuals)
+    return forecaster.restore(parsed, residuals, market)
+
+
+def _market(manifest: Manifest) -> Market:
+    from foretab.forecast.market import ALL, Market
+
+    keys = manifest.market_keys
+    if not keys or ALL not in keys or len(set(keys)) != len(keys):
+        raise ValueError("market_keys must name distinct groups, the whole corpus included")
+    months = len(manifest.market_change[0]) if manifest.market_change else 0
+    shape = (len(keys), months)
+    change = _array_nan(manifest.market_change, shape, "market_change")
+    level = _array_nan(manifest.market_level, shape, "market_level")
+    return Market(tuple(keys), change, level)
+
+
+def _nullable(values: np.ndarray) -> list[list[float | None]]:
+    return [[float(v) if np.isfinite(v) else None for v in row] for row in values]
+
+
+def _array_nan(values: object, shape: tuple[int, int], name: str) -> np.ndarray:
+    """A ``[G, T]`` array where ``null`` means missing; any other non-number is refused."""
+    if not isinstance(values, list) or len(values) != shape[0]:
+        raise ValueError(f"{name} must have one row per market group")
+    rows = []
+    for row in values:
+        if not isinstance(row, list) or len(row) != shape[1]:
+            raise ValueError(f"{name} rows must all be {shape[1]} months long")
+        rows.append([np.nan if v is None else v for v in row])
+    arr = np.asarray(rows, dtype=float).reshape(shape)
+    if np.isinf(arr).any():
+        raise ValueError(f"{name} must hold finite numbers or null")
+    return arr
 
 
 def _int(hp: dict[str, HyperValue], key: str) -> int:

@@ -21,6 +21,9 @@ FORECASTERS: dict[str, Callable[[int], Forecaster]] = {
     # Without the window-end (calendar) feature: for forecasting past the last training
     # window, as the store forecaster does at its reference month.
     "lgbm_nocal": lambda seed: LightGBMForecaster(seed, calendar=False),
+    # Reads each series' place: district, city and corpus trend, season and the
+    # project's level against its district (``foretab.forecast.market``).
+    "lgbm_market": lambda seed: LightGBMForecaster(seed, market=True),
     "timesnet": lambda seed: TimesNetForecaster(seed),
     "timexer": lambda seed: TimeXerForecaster(seed),
 }
@@ -30,7 +33,7 @@ IMPUTERS: dict[str, Callable[[int], Imputer]] = {
     "linear": lambda seed: LinearImputer(seed),
     "lgbm_impute": lambda seed: LightGBMImputer(seed),
 }
-DEFAULT_FORECASTER = "lgbm"
+DEFAULT_FORECASTER = "lgbm_market"
 DEFAULT_IMPUTER = "lgbm_impute"
 
 

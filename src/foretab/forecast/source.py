@@ -119,8 +119,10 @@ class ModelSource:
                     f"forecaster reads the {lookback} months up to {reference.label} and {since}",
                     suggestions=("ask about the months it has data for (a history question)",),
                 )
-        values = self.model.predict(arr, horizon)
-        grid, dist = self._distribution(arr, horizon)
+        # A model that reads places (district / city signals) is told whose series these are.
+        placed = {"refs": refs} if getattr(self.model, "reads_places", False) else {}
+        values = self.model.predict(arr, horizon, **placed)
+        grid, dist = self._distribution(arr, horizon, placed)
         points: dict[ProjectRef, dict[Month, ForecastPoint]] = {}
         basis: dict[ProjectRef, ForecastBasis] = {}
         for i, ref in enumerate(refs):
@@ -152,7 +154,7 @@ class ModelSource:
         return Forecast(self.name, points, level, basis, grid if dist is not None else (), method)
 
     def _distribution(
-        self, arr: np.ndarray, horizon: int
+        self, arr: np.ndarray, horizon: int, placed: Mapping[str, Sequence[ProjectRef]]
     ) -> tuple[tuple[float, ...], np.ndarray | None]:
         """``[n, h, 2 + len(grid)]``: the interval's two bounds around the grid's quantiles.
 
@@ -161,7 +163,7 @@ class ModelSource:
         tail = (1 - self.level) / 2
         levels = (tail, *DISTRIBUTION_GRID, 1 - tail)
         try:
-            q = self.model.predict_quantiles(arr, horizon, levels)
+            q = self.model.predict_quantiles(arr, horizon, levels, **placed)
         except ForecastError:  # a model without intervals: points only, and the trace says so
             return DISTRIBUTION_GRID, None
         return DISTRIBUTION_GRID, (q if np.isfinite(q).all() else None)

@@ -24,6 +24,7 @@ class Windows:
     history: np.ndarray
     target: np.ndarray
     end: np.ndarray  # the panel column each window's history ends at
+    row: np.ndarray  # the panel row (series) each window is cut from
 
 
 def cut_windows(
@@ -41,7 +42,7 @@ def cut_windows(
     padded = np.concatenate(
         [np.full((n, lookback), np.nan), panel, np.full((n, horizon), np.nan)], axis=1
     )
-    hist, targ, ends = [], [], []
+    hist, targ, ends, rows = [], [], [], []
     for end in range(min_end, t - 1):
         h = padded[:, end + 1 : end + 1 + lookback]
         y = padded[:, lookback + end + 1 : lookback + end + 1 + horizon]
@@ -49,6 +50,8 @@ def cut_windows(
         hist.append(h[keep])
         targ.append(y[keep])
         ends.append(np.full(int(keep.sum()), end))
+        rows.append(np.flatnonzero(keep))
     if not hist:
-        return Windows(np.empty((0, lookback)), np.empty((0, horizon)), np.empty(0, int))
-    return Windows(np.concatenate(hist), np.concatenate(targ), np.concatenate(ends))
+        empty = np.empty(0, int)
+        return Windows(np.empty((0, lookback)), np.empty((0, horizon)), empty, empty)
+    return Windows(*(np.concatenate(a) for a in (hist, targ, ends, rows)))

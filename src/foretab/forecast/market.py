@@ -1,0 +1,211 @@
+"""Market signals of the groups a series belongs to: its district, its city, the corpus.
+
+A project's own history is short and sparse; its district and city are not. For every
+group and month this keeps two causal signals computed from the panel the model is
+fitted on (month ``t`` uses observations at or before ``t`` only):
+
+* ``change[g, t]``: the median per-month log price change of the group's projects
+  observed at ``t`` (against each project's previous observation at most
+  ``MAX_GAP`` months earlier) — the market's trend, and by calendar month its season;
+* ``level[g, t]``: the median log price of the group's observations at ``t`` — so a
+  project's level relative to its district can be a feature.
+
+Windows read these up to their last month, so a model trained on them and forecasting
+from month R sees exactly what was known at R.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from foretab.forecast.base import Place
+
+#: Group levels, most specific first; "all" is the whole panel (always known).
+LEVELS = ("district", "city", "all")
+ALL = "*"
+#: A change over a longer gap says little about one month's market.
+MAX_GAP = 3
+#: Fewer contributions than this in a month: the signal is missing, not noisy.
+MIN_COUNT = 3
+TREND_SPANS = (3, 6, 12)
+LEVEL_SPAN = 6
+
+
+def place_keys(city: str, district: str) -> tuple[str, str]:
+    """The keys a project in ``district`` of ``city`` has in a ``Market``."""
+    return f"{city}\x1f{district}", city
+
+
+@dataclass(frozen=True, slots=True)
+class Market:
+    """Per-group monthly signals ``[G, T]``; ``keys`` name the groups (``ALL`` included)."""
+
+    keys: tuple[str, ...]
+    change: np.ndarray
+    level: np.ndarray
+
+    @property
+    def months(self) -> int:
+        return int(self.change.shape[1])
+
+    def members(self, places: Sequence[Place] | None, n: int) -> np.ndarray:
+        """``[n, 3]`` group indices (district, city, all) per series; -1 where unknown."""
+        index = {k: i for i, k in enumerate(self.keys)}
+        out = np.full((n, len(LEVELS)), -1, dtype=int)
+        out[:, 2] = index[ALL]
+        if places is not None:
+            for i, place in enumerate(places):
+                if place is not None:
+                    out[i, 0] = index.get(place[0], -1)
+                    out[i, 1] = index.get(place[1], -1)
+        return out
+
+    @classmethod
+    def build(cls, panel: np.ndarray, places: Sequence[Place] | None = None) -> Market:
+        """Signals of every district and city in ``places`` (one per panel row) and of all."""
+        n, t = panel.shape
+        keys: list[str] = [ALL]
+        member = np.zeros((n, len(LEVELS)), dtype=int)
+        member[:, :2] = -1
+        if places is not None:
+            known = sorted({k for p in places if p is not None for k in p})
+            keys += known
+            index = {k: i for i, k in enumerate(keys)}
+            for i, place in enumerate(places):
+                if place is not None:
+                    member[i, 0], member[i, 1] = index[place[0]], index[place[1]]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            logp = np.log(panel)
+        change = _per_month_change(logp)
+        g = len(keys)
+        out_change = np.full((g, t), np.nan)
+        out_level = np.full((g, t), np.nan)
+        for level in range(len(LEVELS)):
+            rows = member[:, level]
+            for values, out in ((change, out_change), (logp, out_level)):
+                r, c = np.nonzero(np.isfinite(values) & (rows >= 0)[:, None])
+                if r.size == 0:
+                    continue
+                frame = pd.DataFrame({"g": rows[r], "t": c, "v": values[r, c]})
+                stats = frame.groupby(["g", "t"])["v"].agg(["median", "size"])
+                stats = stats[stats["size"] >= MIN_COUNT]
+                gi = stats.index.get_level_values(0).to_numpy()
+                ti = stats.index.get_level_values(1).to_numpy()
+                out[gi, ti] = stats["median"].to_numpy()
+        return cls(tuple(keys), out_change, out_level)
+
+
+def _per_month_change(logp: np.ndarray) -> np.ndarray:
+    """``[n, T]``: (log p_t − log p_prev) / gap where p_prev is at most MAX_GAP back."""
+    n, t = logp.shape
+    out = np.full((n, t), np.nan)
+    last_val = np.full(n, np.nan)
+    last_at = np.full(n, -(10**6))
+    for col in range(t):
+        obs = np.isfinite(logp[:, col])
+        gap = col - last_at
+        ok = obs & (gap <= MAX_GAP)
+        out[ok, col] = (logp[ok, col] - last_val[ok]) / gap[ok]
+        last_val[obs] = logp[obs, col]
+        last_at[obs] = col
+    return out
+
+
+def market_features(
+    market: Market, member: np.ndarray, end: np.ndarray, level: np.ndarray, horizon: int
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Per window ``(static [m, F], seasonal [m, horizon, len(LEVELS)], names)``.
+
+    ``member [m, 3]`` are the windows' groups, ``end [m]`` the panel column each window's
+    history ends at, ``level [m]`` its last observed price. The seasonal part is, per
+    horizon ``h``, the group's mean de-trended change summed over the months ``end+1 ..
+    end+h`` by calendar month (months ``≡ end+k mod 12`` at or before ``end``).
+    """
+    m = len(end)
+    t = market.months
+    cols: list[np.ndarray] = []
+    names: list[str] = []
+    seasonal = np.full((m, horizon, len(LEVELS)), np.nan)
+    csum = np.concatenate(
+        [np.zeros((len(market.keys), 1)), np.cumsum(np.nan_to_num(market.change), axis=1)], axis=1
+    )
+    seen = np.concatenate(
+        [
+            np.zeros((len(market.keys), 1)),
+            np.cumsum(np.isfinite(market.change), axis=1),
+        ],
+        axis=1,
+    )
+    inside = (end >= 0) & (end < t)
+    e = np.clip(end, 0, t - 1)
+    season = _season_tables(market)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        loglev = np.log(level)
+        for li, name in enumerate(LEVELS):
+            g = member[:, li]
+            ok = inside & (g >= 0)
+            gs = np.where(ok, g, 0)
+            for span in TREND_SPANS:
+                start = np.clip(e - span + 1, 0, None)
+                total = csum[gs, e + 1] - csum[gs, start]
+                count = seen[gs, e + 1] - seen[gs, start]
+                # Missing months count as no change; too few seen months: missing.
+                val = np.where(ok & (count >= max(1, span // 2)), total, np.nan)
+                names.append(f"{name}_trend{span}")
+                cols.append(val)
+            if name != "all":
+                lo = np.clip(e - LEVEL_SPAN + 1, 0, None)
+                block = np.full((m, LEVEL_SPAN), np.nan)
+                for k in range(LEVEL_SPAN):
+                    col = lo + k
+                    valid = ok & (col <= e)
+                    block[valid, k] = market.level[gs[valid], col[valid]]
+                ref = np.full(m, np.nan)
+                has = np.isfinite(block).any(axis=1)
+                ref[has] = np.nanmedian(block[has], axis=1)
+                names.append(f"{name}_rel_level")
+                cols.append(loglev - ref)
+            seasonal[:, :, li] = _seasonal_path(season, gs, e, horizon, ok)
+    return np.column_stack(cols), seasonal, names
+
+
+def _season_tables(market: Market) -> np.ndarray:
+    """``[G, T, 12]``: at each month, the group's mean de-trended change by column mod 12.
+
+    Entry ``[g, e, r]`` averages ``change[g, s] − mean(change[g, ≤e])`` over ``s ≤ e``
+    with ``s ≡ r (mod 12)``; NaN where no such month was seen.
+    """
+    g, t = market.change.shape
+    ch = market.change
+    fin = np.isfinite(ch)
+    cum_all = np.cumsum(np.nan_to_num(ch), axis=1)
+    cnt_all = np.cumsum(fin, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_all = cum_all / cnt_all
+    out = np.full((g, t, 12), np.nan)
+    for r in range(12):
+        mask = (np.arange(t) % 12 == r)[None, :] & fin
+        s = np.cumsum(np.where(mask, ch, 0.0), axis=1)
+        c = np.cumsum(mask, axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[:, :, r] = np.where(c > 0, s / c - mean_all, np.nan)
+    return out
+
+
+def _seasonal_path(
+    season: np.ndarray, g: np.ndarray, e: np.ndarray, horizon: int, ok: np.ndarray
+) -> np.ndarray:
+    """``[m, horizon]``: cumulative seasonal effect over months e+1..e+h (NaN as 0)."""
+    m = len(g)
+    out = np.zeros((m, horizon))
+    run = np.zeros(m)
+    for k in range(1, horizon + 1):
+        step = season[g, e, (e + k) % 12]
+        run = run + np.nan_to_num(step)
+        out[:, k - 1] = run
+    out[~ok] = np.nan
+    return out

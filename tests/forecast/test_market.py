@@ -1,0 +1,135 @@
+"""District / city / corpus market signals: causal, keyed by place, saved with the model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from foretab.core.plan import ProjectRef
+from foretab.errors import ForecastError
+from foretab.forecast.gbm import LightGBMForecaster
+from foretab.forecast.market import ALL, Market, market_features, place_keys
+from foretab.forecast.store import StoreModel
+from foretab.months import Month, month_range
+
+from .synthetic import make_panel
+
+REF = Month(2021, 12)
+SMALL = {"n_estimators": 60, "num_leaves": 7, "fixed_rounds": 25}
+
+
+def _places(n: int) -> list[tuple[str, str]]:
+    return [place_keys("Nanjing" if i % 3 else "Wuhan", f"D{i % 4}") for i in range(n)]
+
+
+def _district_panel(n: int = 80, t: int = 30, seed: int = 0) -> np.ndarray:
+    """Districts D0/D2 rise 2% a month, D1/D3 fall 1%: the district says where a series goes."""
+    rng = np.random.default_rng(seed)
+    slope = np.where(np.arange(n) % 2 == 0, 0.02, -0.01)[:, None]
+    panel = rng.uniform(9_000, 60_000, n)[:, None] * np.exp(
+        slope * np.arange(t)[None, :] + rng.normal(0, 0.01, (n, t))
+    )
+    panel[rng.random((n, t)) < 0.3] = np.nan
+    panel[:, -1] = np.where(np.isnan(panel[:, -1]), panel[:, -2], panel[:, -1])
+    return panel
+
+
+def test_signals_at_a_month_use_nothing_after_it() -> None:
+    panel = make_panel(60, 30, seed=1, missing=0.2)
+    places = _places(60)
+    later = panel.copy()
+    later[:, 20:] *= 1.5  # a different future
+    a, b = Market.build(panel, places), Market.build(later, places)
+    np.testing.assert_array_equal(a.change[:, :20], b.change[:, :20])
+    np.testing.assert_array_equal(a.level[:, :20], b.level[:, :20])
+    assert not np.allclose(np.nan_to_num(a.level[:, 20:]), np.nan_to_num(b.level[:, 20:]))
+
+
+def test_members_know_the_corpus_always_and_places_when_given() -> None:
+    market = Market.build(make_panel(12, 20), _places(12))
+    assert market.keys[0] == ALL
+    rows = market.members([place_keys("Wuhan", "D0"), None, ("nowhere", "Atlantis")], 3)
+    assert (rows[:, 2] == 0).all()
+    assert rows[0, 0] >= 0 and rows[0, 1] >= 0
+    assert (rows[1:, :2] == -1).all()
+    assert (market.members(None, 2)[:, :2] == -1).all()
+
+
+def test_trend_features_follow_the_district() -> None:
+    panel = _district_panel()
+    places = _places(panel.shape[0])
+    market = Market.build(panel, places)
+    n = panel.shape[0]
+    static, seasonal, names = market_features(
+        market, market.members(places, n), np.full(n, 29), panel[:, -1], 12
+    )
+    trend = static[:, names.index("district_trend6")]
+    assert np.nanmean(trend[::2]) > 0.08 and np.nanmean(trend[1::2]) < -0.04
+    assert seasonal.shape == (n, 12, 3)
+    unknown, _, _ = market_features(
+        market, market.members(None, n), np.full(n, 29), panel[:, -1], 1
+    )
+    assert np.isnan(unknown[:, names.index("district_trend6")]).all()
+    assert np.isfinite(unknown[:, names.index("all_trend6")]).all()
+
+
+def test_a_model_that_reads_places_beats_one_that_does_not() -> None:
+    panel = _district_panel(n=200, t=30)
+    fit_part, truth = panel[:, :24], panel[:, 24:30]
+    places = _places(200)
+    # A short own history: only the last 3 months, so the district carries the trend.
+    short = fit_part.copy()
+    short[100:, :21] = np.nan
+    plain = LightGBMForecaster(0, **SMALL).fit(fit_part[:100])
+    placed = LightGBMForecaster(0, market=True, **SMALL).fit(fit_part, places=places)
+    placed.observe(short, places)
+    err_plain = np.nanmean(np.abs(np.log(plain.predict(short[100:], 6) / truth[100:])))
+    err_placed = np.nanmean(
+        np.abs(np.log(placed.predict(short[100:], 6, places[100:]) / truth[100:]))
+    )
+    assert err_placed < 0.8 * err_plain
+
+
+def test_store_model_round_trips_its_market_and_uses_the_projects_place() -> None:
+    values = _district_panel(n=200, t=24)
+    refs = tuple(
+        ProjectRef(p[1], p[0].split("\x1f")[1], f"P{i}") for i, p in enumerate(_places(200))
+    )
+    months = tuple(month_range(REF - 23, REF))
+    plain = LightGBMForecaster(0, **SMALL).fit(values)
+    assert not StoreModel("lgbm", REF, 24, 0.0, plain, months[0]).reads_places
+    market = LightGBMForecaster(0, market=True, **SMALL)
+    market.fit(values, places=[place_keys(r.city, r.district) for r in refs])
+    model = StoreModel("lgbm_market", REF, 24, 0.0, market, months[0], n_series=200)
+    again = StoreModel.from_bytes(model.to_bytes())
+    assert again.reads_places
+    np.testing.assert_array_equal(again.forecaster.market.level, market.market.level)
+    short = values[:4].copy()
+    short[:, :21] = np.nan  # little own history: the district matters
+    with_place = again.predict(short, 12, refs[:4])
+    np.testing.assert_allclose(with_place, model.predict(short, 12, refs[:4]))
+    # The same series told it sits in an unknown district forecasts differently.
+    nowhere = [ProjectRef("Atlantis", "Nowhere", r.project) for r in refs[:4]]
+    assert not np.allclose(with_place, again.predict(short, 12, nowhere))
+
+
+def test_a_model_file_without_the_corpus_group_is_refused() -> None:
+    import io
+    import json
+    import zipfile
+
+    values = _district_panel(n=20, t=24)
+    market = LightGBMForecaster(0, market=True, **SMALL).fit(values, places=_places(20))
+    model = StoreModel("lgbm_market", REF, 24, 0.0, market, REF - 23)
+    buf = io.BytesIO(model.to_bytes())
+    with zipfile.ZipFile(buf) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    manifest = json.loads(members["manifest.json"])
+    manifest["market_keys"] = ["x" + k for k in manifest["market_keys"]]
+    members["manifest.json"] = json.dumps(manifest).encode()
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    with pytest.raises(ForecastError, match="market_keys"):
+        StoreModel.from_bytes(out.getvalue())
