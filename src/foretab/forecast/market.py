@@ -17,12 +17,13 @@ from month R sees exactly what was known at R.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from foretab.forecast.base import Place
+from foretab.forecast.features import row_nanmedian
 
 #: Group levels, most specific first; "all" is the whole panel (always known).
 LEVELS = ("district", "city", "all")
@@ -47,6 +48,12 @@ class Market:
     keys: tuple[str, ...]
     change: np.ndarray
     level: np.ndarray
+    #: ``[G, T, 12]`` seasonal tables (``_season_tables``), derived once: a question's
+    #: forecast should not recompute them
+    season: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "season", _season_tables(self.change))
 
     @property
     def months(self) -> int:
@@ -142,7 +149,7 @@ def market_features(
     )
     inside = (end >= 0) & (end < t)
     e = np.clip(end, 0, t - 1)
-    season = _season_tables(market)
+    season = market.season
     with np.errstate(invalid="ignore", divide="ignore"):
         loglev = np.log(level)
         for li, name in enumerate(LEVELS):
@@ -158,29 +165,23 @@ def market_features(
                 names.append(f"{name}_trend{span}")
                 cols.append(val)
             if name != "all":
-                lo = np.clip(e - LEVEL_SPAN + 1, 0, None)
-                block = np.full((m, LEVEL_SPAN), np.nan)
-                for k in range(LEVEL_SPAN):
-                    col = lo + k
-                    valid = ok & (col <= e)
-                    block[valid, k] = market.level[gs[valid], col[valid]]
-                ref = np.full(m, np.nan)
-                has = np.isfinite(block).any(axis=1)
-                ref[has] = np.nanmedian(block[has], axis=1)
+                cols_back = e[:, None] - np.arange(LEVEL_SPAN)[None, :]
+                block = market.level[gs[:, None], np.clip(cols_back, 0, None)]
+                block[(cols_back < 0) | ~ok[:, None]] = np.nan
                 names.append(f"{name}_rel_level")
-                cols.append(loglev - ref)
+                cols.append(loglev - row_nanmedian(block))
             seasonal[:, :, li] = _seasonal_path(season, gs, e, horizon, ok)
     return np.column_stack(cols), seasonal, names
 
 
-def _season_tables(market: Market) -> np.ndarray:
+def _season_tables(change: np.ndarray) -> np.ndarray:
     """``[G, T, 12]``: at each month, the group's mean de-trended change by column mod 12.
 
     Entry ``[g, e, r]`` averages ``change[g, s] − mean(change[g, ≤e])`` over ``s ≤ e``
     with ``s ≡ r (mod 12)``; NaN where no such month was seen.
     """
-    g, t = market.change.shape
-    ch = market.change
+    g, t = change.shape
+    ch = change
     fin = np.isfinite(ch)
     cum_all = np.cumsum(np.nan_to_num(ch), axis=1)
     cnt_all = np.cumsum(fin, axis=1)
@@ -200,12 +201,8 @@ def _seasonal_path(
     season: np.ndarray, g: np.ndarray, e: np.ndarray, horizon: int, ok: np.ndarray
 ) -> np.ndarray:
     """``[m, horizon]``: cumulative seasonal effect over months e+1..e+h (NaN as 0)."""
-    m = len(g)
-    out = np.zeros((m, horizon))
-    run = np.zeros(m)
-    for k in range(1, horizon + 1):
-        step = season[g, e, (e + k) % 12]
-        run = run + np.nan_to_num(step)
-        out[:, k - 1] = run
+    table = season[g, e]  # [m, 12]
+    ahead = (e[:, None] + np.arange(1, horizon + 1)[None, :]) % 12
+    out = np.cumsum(np.nan_to_num(np.take_along_axis(table, ahead, axis=1)), axis=1)
     out[~ok] = np.nan
     return out
