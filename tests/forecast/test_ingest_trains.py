@@ -35,7 +35,7 @@ def test_ingest_trains_and_the_store_answers(csv: Path, tmp_path: Path) -> None:
     db = str(tmp_path / "c.duckdb")
     result = _ingest(str(csv), "--db", db, "--reference-month", "2021-12", "--model", "drift")
     assert result.exit_code == 0, result.output
-    assert "trained drift at 2021-12 on 12 projects" in result.output
+    assert "trained drift at 2021-12 on 12 series" in result.output
     with open_history(db) as store:
         assert load_store_model(store).model == "drift"
     asked = CliRunner().invoke(app, ["ask", QUESTION, "--db", db, "--json"])

@@ -249,7 +249,7 @@ def test_train_and_corpus_commands(store: str, tmp_path: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(app, ["train", "--db", store, "--model", "drift"])
     assert result.exit_code == 0, result.output
-    assert "trained drift at 2021-12 on 12 projects" in result.output
+    assert "trained drift at 2021-12 on 12 series" in result.output
     out = tmp_path / "corpus.json"
     result = runner.invoke(
         app, ["bench", "corpus", "--db", store, "--model", "naive,drift", "--json", str(out)]
