@@ -135,3 +135,9 @@ def test_phrasings_found_by_probing(corpus_index: EntityIndex) -> None:
     # Words of a polite or chatty question are filler, not refused.
     parse_question("In your view, what will Poly Xiangsong in Hanyang, Wuhan cost next month?", corpus_index, R)  # fmt: skip
     parse_question("Roughly speaking, what did homes at Shoukai Jinmaoxiyue in Huqiu, Suzhou go for in 2020 on average?", corpus_index, R)  # fmt: skip
+
+
+def test_how_much_more_is_a_numeric_change(corpus_index: EntityIndex) -> None:
+    q = "How much more expensive will Hu Jing Garden in Huangpu, Guangzhou be in June 2022 compared to now?"  # fmt: skip
+    plan = parse_question(q, corpus_index, R)
+    assert plan.change is not None and plan.comparison is Comparison.NONE

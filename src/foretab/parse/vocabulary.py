@@ -129,7 +129,7 @@ class MeasureWords:
 MEASURES: tuple[MeasureWords, ...] = (
     MeasureWords(
         Metric.UNITS,
-        en=r"\bunits?\b|\bbest[\s-]?sell\w*|\bworst[\s-]?sell\w*|\bsold\b(?!\s+for)|\bsells?\b(?!\s+for)"
+        en=r"\bunits?\b|\bbest[\s-]?sell\w*|\bworst[\s-]?sell\w*|\bsold\b(?!\s+(?:for|at))|\bsells?\b(?!\s+(?:for|at))"
         r"|\bsales\s+volume|\bvolume\b|\bnumber\s+of\s+(?:sales|transactions|homes|flats)\b"
         r"|\bhow\s+many\s+(?:homes|flats|apartments|houses|properties|transactions|sales)\b"
         r"|\btransactions\b|\btotal\s+sales\b|\bsales\b(?!\s+prices?\b)",
@@ -213,7 +213,9 @@ _FILLER_EN_EXTRA = """
 evolve evolves command commands determine taking take tell view views opinion quick quickly
 brief briefly trajectory path budgeting budget purposes purpose planning reference develop
 develops fare fares basis speaking honestly generally general frankly currently wondering
-ask asked asking question questions answer anyone someone somebody s t d ll re ve m what's it's there's how's i'd i'm let's us our ours please thanks thank hi
+ask asked asking question questions answer anyone someone somebody pls plz teh hte waht
+whatll whatre itll thatll pull fetch grab back record records odds chance chances probability
+likelihood need needed require s t d ll re ve m what's it's there's how's i'd i'm let's us our ours please thanks thank hi
 hello hey kindly just really actually basically exactly currently then also too very quite
 gonna wanna going got get getting given expect expecting expected think thinks thought
 look looking see seeing say said tell told wondering wonder want wanted need needs like
