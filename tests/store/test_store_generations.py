@@ -224,6 +224,13 @@ def test_a_failed_ingest_leaves_the_old_store_usable(
     # No leftovers: the current generation and the one it replaced, in both databases.
     final = generations(pg_db)
     assert len(final["history"]) == 2 and final["history"] == final["future"]
+    # Other clients' new sessions (psql, scripts) find the current generation unqualified.
+    for target, side in ((pg_db, "history"), (pg_db + "_future", "future")):
+        with psycopg.connect(target) as conn:
+            meta = dict(conn.execute("SELECT key, value FROM foretab_meta").fetchall())
+            prices = conn.execute(f"SELECT price FROM {TABLE_2021}").fetchall()
+        assert (meta["side"], meta["reference_month"]) == (side, REFERENCE[1].iso)
+        assert _version_of(p for (p,) in prices) == {1}  # R = 2021-06: 2021 on both sides
 
 
 def generations(url: str) -> dict[str, list[str]]:

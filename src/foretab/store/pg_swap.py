@@ -72,9 +72,9 @@ def swap_in(
     def switch(conn: psycopg.Connection[Any]) -> None:
         # Inside the history transaction: the new tables, their grants and the pointer
         # commit together, or not at all.
-        previous = _point(conn, generation)
+        _point(conn, generation)
         ensure_reader_role(conn, history_db, password=password, schema=schema)
-        del previous
+        _default_search_path(conn, (history_db, location.database_name("future")), schema)
 
     try:
         # Before anything is written: an ingest that could not finish must not start.
@@ -113,6 +113,26 @@ def _point(conn: psycopg.Connection[Any], generation: str) -> str | None:
         [generation, previous],
     )
     return previous
+
+
+def _default_search_path(
+    conn: psycopg.Connection[Any], databases: tuple[str, ...], schema: str
+) -> None:
+    """New sessions of other clients (psql, scripts) find the current generation unqualified.
+
+    Database settings live in a shared catalog, so both databases' defaults switch in the
+    history transaction, with the pointer. foretab's own readers pin explicitly anyway.
+    """
+    for name in databases:
+        try:
+            with conn.transaction():  # a savepoint: a database we do not own keeps its own
+                conn.execute(
+                    sql.SQL("ALTER DATABASE {} SET search_path = {}, public").format(
+                        sql.Identifier(name), sql.Identifier(schema)
+                    )
+                )
+        except psycopg.errors.InsufficientPrivilege:
+            pass
 
 
 @contextlib.contextmanager
