@@ -64,9 +64,30 @@ def synthetic_frame(seed: int = 7) -> pd.DataFrame:
                             int(rng.integers(1, 40)),
                         )
                     )
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         rows, columns=["city", "district", "project", "month", "avg_price", "units_sold"]
     )
+    # Chinese names (for the Chinese templates); the classic items never read them.
+    frame["city_zh"] = frame["city"].map(CITY_ZH)
+    frame["district_zh"] = frame["district"].map(DISTRICT_ZH)
+    frame["project_zh"] = frame["project"].map(project_zh)
+    return frame
+
+
+CITY_ZH = {"Nanjing": "南京市", "Shenzhen": "深圳市"}
+DISTRICT_ZH = {
+    "Jiangning District": "江宁区",
+    "Gulou District": "鼓楼区",
+    "Bao'an District": "宝安区",
+    "Nanshan District": "南山区",
+}
+
+
+def project_zh(project: str) -> str:
+    """A distinct made-up Chinese name per project (``甲东苑``, ``乙东苑``, …)."""
+    names = sorted({p for projects in DISTRICTS.values() for p in projects})
+    i = names.index(project)
+    return f"{'甲乙丙丁戊己庚辛壬癸'[i % 10]}{'东西南北中'[i // 10]}苑"
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from foretab.bench.qa_eval import (
     ABLATIONS,
     BenchRunError,
     ablation_spec,
+    is_categorical,
     make_engine,
     run_benchmark,
 )
@@ -77,7 +78,8 @@ def test_perfect_engine_scores_perfectly(test_items: list[QAItem]) -> None:
 
 def test_errors_and_wrong_answers_are_scored_never_raised(test_items: list[QAItem]) -> None:
     reasoning = [i for i in test_items if i.task == "reasoning"]
-    forecast = [i for i in test_items if i.task == "forecast"]
+    # Numeric forecasts only: a scope pick or which-month of the future is scored by items.
+    forecast = [i for i in test_items if i.task == "forecast" and not is_categorical(i)]
     fail = {reasoning[0].id, forecast[0].id}
     wrong = {reasoning[1].id}
     engine = GoldEngine({i.question: i for i in test_items}, fail=fail, wrong=wrong)

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import duckdb
 
+from foretab.bench.families import FAMILY_TEMPLATES
 from foretab.bench.qa_items import AnswerRows, QAItem, write_items
 from foretab.bench.qa_sql import answer_sql, future_sql, history_sql, lit
 from foretab.bench.templates import TEMPLATES, Template, WindowKind, render
@@ -64,6 +65,17 @@ class BuildConfig:
     min_history_months: int = 6
     max_projects: int = 3
     attempts_per_item: int = 60
+    # "all": the classic templates, then the issue-10 families (scope, threshold, which
+    # month, units, change; English and Chinese); "odtqa": the classic templates only
+    # (the items are byte-identical either way).
+    families: str = "all"
+
+    def __post_init__(self) -> None:
+        if self.families not in ("all", "odtqa"):
+            raise BenchBuildError(
+                f"unknown template set {self.families!r}; use `--families all` or "
+                "`--families odtqa`"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,24 +159,35 @@ def build_dataset(
         splits = _split_projects(corpus.projects, config.seed)
         drafts = _sample(corpus, exprs, splits, config)
         items, dropped = _execute(conn, corpus, drafts, progress)
+        extra: list[QAItem] = []
+        if config.families == "all":
+            from foretab.bench.qa_families import family_items
+
+            extra, more = family_items(conn, corpus, exprs, splits, config, _per_template(config))
+            dropped += more
     finally:
         conn.close()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     counts = {}
     order = random.Random(config.seed + 1)
+    family_order = random.Random(f"foretab-families-order-{config.seed}")
     for split in SPLITS:
-        # Shuffled, so that `bench run --limit N` takes a mix of every template.
+        # Shuffled, so that `bench run --limit N` takes a mix of every template; the
+        # families follow the classic items (their own shuffle leaves those unchanged).
         chosen = [i for i in items if i.split == split]
         order.shuffle(chosen)
-        counts[split] = write_items(out / f"{split}.jsonl", chosen)
+        added = [i for i in extra if i.split == split]
+        family_order.shuffle(added)
+        counts[split] = write_items(out / f"{split}.jsonl", chosen + added)
+    items = items + extra
     manifest = _manifest(location, corpus, exprs, splits, items, config, dropped)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return BuildSummary(
         out_dir=out,
         counts=counts,
         projects={s: len(splits[s]) for s in SPLITS},
-        templates=len(TEMPLATES),
+        templates=len(TEMPLATES) + (len(FAMILY_TEMPLATES) if config.families == "all" else 0),
         time_expressions=len(exprs),
         dropped=dropped,
     )
@@ -282,7 +305,7 @@ def _sample(
     config: BuildConfig,
 ) -> list[_Draft]:
     rng = random.Random(config.seed)
-    per_template = max(1, math.ceil(config.test_size / len(TEMPLATES)))
+    per_template = _per_template(config)
     by_kind: dict[WindowKind, list[_Expression]] = defaultdict(list)
     for expr in exprs:
         by_kind[expr.kind].append(expr)
@@ -334,6 +357,11 @@ def _sample(
                 drafts.append(_Draft(split, template, chosen, expr, question))
                 made += 1
     return drafts
+
+
+def _per_template(config: BuildConfig) -> int:
+    """Test / val questions per template (train: ``train_factor`` times as many)."""
+    return max(1, math.ceil(config.test_size / len(TEMPLATES)))
 
 
 def _pick_expression(
@@ -495,8 +523,9 @@ def _manifest(
     config: BuildConfig,
     dropped: int,
 ) -> dict[str, object]:
+    families = FAMILY_TEMPLATES if config.families == "all" else ()
     by_template: dict[str, dict[str, int]] = {
-        t.template_id: dict.fromkeys(SPLITS, 0) for t in TEMPLATES
+        t.template_id: dict.fromkeys(SPLITS, 0) for t in (*TEMPLATES, *families)
     }
     by_task: dict[str, dict[str, int]] = {t.value: dict.fromkeys(SPLITS, 0) for t in Task}
     by_expression: dict[str, int] = defaultdict(int)
@@ -515,6 +544,7 @@ def _manifest(
             "min_history_months": config.min_history_months,
             "history_window_months": HISTORY_WINDOW,
             "max_projects": config.max_projects,
+            "families": config.families,
         },
         "filters": [
             f"at least {config.min_history_months} observed months in the {HISTORY_WINDOW} "
@@ -542,6 +572,7 @@ def _manifest(
             "dropped": dropped,
         },
         "templates": [t.to_dict() for t in TEMPLATES],
+        "family_templates": [t.to_dict() for t in families],
         "time_expressions": [
             {
                 "expression": e.window.expression,

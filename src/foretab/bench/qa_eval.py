@@ -27,12 +27,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from foretab.bench.qa_items import QAItem
+from foretab.bench.qa_items import QAItem, family_of
 from foretab.bench.qa_metrics import (
     CategoricalOutcome,
     NumericOutcome,
     aggregate_categorical,
     aggregate_numeric,
+    numeric_items,
     percentile,
     score_categorical,
     score_numeric,
@@ -231,6 +232,7 @@ class RunResult:
             "llm": _llm_totals(self.results),
             "calibration": calibration(self.results),
             "per_template": per_template(self.results),
+            "per_family": per_family(self.results),
         }
 
 
@@ -292,9 +294,24 @@ def _llm_totals(results: Sequence[ItemResult]) -> dict[str, float]:
 
 def per_template(results: Sequence[ItemResult]) -> dict[str, dict[str, object]]:
     """Accuracy (exact answers) per template, plus MAE or F1 where they apply."""
+    return _per_group(results, lambda item: item.template_id)
+
+
+def per_family(results: Sequence[ItemResult]) -> dict[str, dict[str, object]]:
+    """The same per family (``odtqa forecast`` / ``reasoning`` / ``history``, ``scope``, …).
+
+    A family mixing numeric and categorical answers (scope: picks and means) gets F1 over
+    its categorical items and MAE / MRE over its numeric ones.
+    """
+    return _per_group(results, family_of)
+
+
+def _per_group(
+    results: Sequence[ItemResult], key: Callable[[QAItem], str]
+) -> dict[str, dict[str, object]]:
     grouped: dict[str, list[ItemResult]] = defaultdict(list)
     for result in results:
-        grouped[result.item.template_id].append(result)
+        grouped[key(result.item)].append(result)
     table: dict[str, dict[str, object]] = {}
     for template_id in sorted(grouped):
         group = grouped[template_id]
@@ -304,15 +321,26 @@ def per_template(results: Sequence[ItemResult]) -> dict[str, dict[str, object]]:
             "accuracy": 100.0 * sum(r.correct for r in group) / len(group),
             "errors": sum(r.error is not None for r in group),
         }
-        if group[0].categorical is not None:
-            row["f1"] = aggregate_categorical([r.categorical for r in group if r.categorical]).f1
-        else:
-            score = aggregate_numeric([r.numeric for r in group if r.numeric])
+        categorical = [r.categorical for r in group if r.categorical]
+        numeric = [r.numeric for r in group if r.numeric]
+        if categorical:
+            row["f1"] = aggregate_categorical(categorical).f1
+        if numeric:
+            score = aggregate_numeric(numeric)
             row["mae"] = score.mae
             row["mre"] = score.mre
             row["valid_completion_rate"] = score.valid_completion_rate
         table[template_id] = row
     return table
+
+
+def is_categorical(item: QAItem) -> bool:
+    """Scored item by item as a set: reasoning answers, and names or months of any task.
+
+    A scope pick, top N or which-month answer is a history or forecast question whose gold
+    holds no numbers; every classic history / forecast gold is numeric.
+    """
+    return item.task == "reasoning" or numeric_items(item.answer) is None
 
 
 def evaluate_item(engine: EngineLike, item: QAItem, spec: AblationSpec) -> ItemResult:
@@ -345,7 +373,7 @@ def evaluate_item(engine: EngineLike, item: QAItem, spec: AblationSpec) -> ItemR
             "llm_seconds": usage.seconds,
         }
     )
-    if item.task == "reasoning":
+    if is_categorical(item):
         return ItemResult(
             item, predicted, retrieved, seconds, error,
             categorical=score_categorical(item.answer, predicted), future_source=source,

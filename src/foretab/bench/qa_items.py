@@ -13,6 +13,11 @@ from foretab.errors import ForetabError
 AnswerRows = list[list[str | float]]
 
 
+def family_of(item: QAItem) -> str:
+    """The family an item is reported under: its own, or the classic task's."""
+    return item.family or f"odtqa {item.task}"
+
+
 class DatasetError(ForetabError):
     """A benchmark dataset file is missing or malformed."""
 
@@ -45,9 +50,13 @@ class QAItem:
     comparison: str
     measure: str
     reference_month: str
+    #: the issue-10 family (``foretab.bench.families``); empty for the classic templates
+    family: str = ""
+    language: str = "en"
 
     def to_json(self) -> str:
-        """One JSON Lines row."""
+        """One JSON Lines row (a classic item's row has no family or language keys)."""
+        extra = {"family": self.family, "language": self.language} if self.family else {}
         return json.dumps(
             {
                 "id": self.id,
@@ -71,6 +80,7 @@ class QAItem:
                 "comparison": self.comparison,
                 "measure": self.measure,
                 "reference_month": self.reference_month,
+                **extra,
             },
             ensure_ascii=False,
         )
@@ -101,6 +111,8 @@ class QAItem:
             comparison=str(data.get("comparison", "none")),
             measure=str(data.get("measure", "absolute")),
             reference_month=str(data.get("reference_month", "")),
+            family=str(data.get("family", "")),
+            language=str(data.get("language", "en")),
         )
 
 

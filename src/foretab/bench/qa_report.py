@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from foretab.bench.families import FAMILY_TEMPLATES_BY_ID
 from foretab.bench.qa_eval import ABLATIONS
 from foretab.bench.templates import TEMPLATES_BY_ID
 from foretab.errors import ForetabError
@@ -142,7 +143,7 @@ def render_markdown(runs: list[RunJson], chart: str | None = None) -> str:
             )
     if chart:
         lines += ["", f"![Reasoning accuracy and F1 per ablation]({chart})"]
-    lines += ["", *_paper_section(), "", *_template_table(runs)]
+    lines += ["", *_paper_section(), "", *_family_table(runs), "", *_template_table(runs)]
     errors = [(run_label(r), _section(r, "errors")) for r in runs]
     if any(e.get("total") for _, e in errors):
         lines += ["", "## Engine errors", ""]
@@ -185,6 +186,28 @@ def _per_template_value(run: RunJson, template_id: str, key: str) -> float | Non
     return float(value) if isinstance(value, int | float) else None
 
 
+def _family_table(runs: list[RunJson]) -> list[str]:
+    """Exact-answer accuracy per family (ODTQA-FoRe tasks and the issue-10 families)."""
+    names = sorted({f for run in runs for f in _section(run, "per_family")})
+    if not names:
+        return []
+    header = "| Family | " + " | ".join(f"{run_label(r)} Acc (n)" for r in runs) + " |"
+    lines = [
+        "## Accuracy per family (exact answers, %; scope mixes picks and numbers)",
+        "",
+        header,
+        "|---|" + "---:|" * len(runs),
+    ]
+    for name in names:
+        cells = []
+        for run in runs:
+            row = _section(run, "per_family").get(name) or {}
+            value = row.get("accuracy")
+            cells.append(f"{_num(value, 1)} ({row.get('n', 0)})" if value is not None else "–")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def _template_table(runs: list[RunJson]) -> list[str]:
     ids = sorted({t for run in runs for t in _section(run, "per_template")})
     if not ids:
@@ -195,12 +218,13 @@ def _template_table(runs: list[RunJson]) -> list[str]:
     rule = "|---|---|" + "---:|" * len(runs)
 
     def family(template_id: str) -> str:
-        template = TEMPLATES_BY_ID.get(template_id)
+        template = TEMPLATES_BY_ID.get(template_id) or FAMILY_TEMPLATES_BY_ID.get(template_id)
         return f"{template.task.value}: {template.description}" if template else ""
 
     def is_forecast(template_id: str) -> bool:
-        template = TEMPLATES_BY_ID.get(template_id)
-        return template is not None and template.task.value == "forecast"
+        # Numeric forecasts (MRE); a future scope pick or which-month is scored exactly.
+        row = _section(key_run, "per_template").get(template_id) or {}
+        return row.get("task") == "forecast" and "mre" in row and "f1" not in row
 
     exact = [t for t in ids if not is_forecast(t)]
     exact.sort(key=lambda t: (_per_template_value(key_run, t, "accuracy") or 0.0, t))

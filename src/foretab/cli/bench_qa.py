@@ -69,16 +69,28 @@ def build(
         int,
         typer.Option(help="Observed months a project needs in the 24 up to the reference month."),
     ] = 6,
+    families: Annotated[
+        str,
+        typer.Option(
+            "--families",
+            help="all: the ODTQA-FoRe templates and the scope / threshold / which-month / "
+            "units / change families (English and Chinese); odtqa: the ODTQA-FoRe ones only.",
+        ),
+    ] = "all",
 ) -> None:
     """Build an ODTQA-FoRe-style QA dataset from the store's history and future.
 
-    32 templates (forecasting, forecast-based reasoning and history; one project or 2-3 in
-    one district), the parser's time-expression catalog, a project-level 6:2:2 split, and
-    gold answers computed by SQL on the stores. DuckDB stores only.
+    36 ODTQA-FoRe templates (forecasting, forecast-based reasoning and history; one project
+    or 2-3 in one district) and 27 of the issue-10 families (scope, threshold, which month,
+    units, change; English and Chinese), the parser's time-expression catalog, a 6:2:2 split
+    by project (scope questions: by district), and gold answers computed by SQL on the
+    stores. DuckDB stores only.
     """
     from foretab.bench.qa_build import BuildConfig, build_dataset
 
-    config = BuildConfig(seed=seed, test_size=test_size, min_history_months=min_history_months)
+    config = BuildConfig(
+        seed=seed, test_size=test_size, min_history_months=min_history_months, families=families
+    )
     with _bar("gold SQL") as bar:
         task = bar.add_task("items", total=None)
         summary = build_dataset(
