@@ -16,9 +16,9 @@ Families (36 templates):
   (value, mean; 4), highest / lowest (value, mean; 4);
 * history, one project: a past month's value and a past window's mean (2);
 * issue 10: units sold over a past window, the change during a past window, and the
-  absolute / percentage change of a future month vs current (4). (Which-month, threshold,
-  scope and Chinese questions are not built yet: the benchmark scores history answers as
-  numbers and renders English names and time expressions only.)
+  absolute / percentage change of a future month vs current (4). The other issue-10
+  families (scope, threshold, which month, units, change; English and Chinese) are in
+  ``foretab.bench.families`` and are appended after these templates' items.
 
 Placeholders in phrasings: ``{p}`` one project with its district and city, ``{ps}`` several
 projects joined with "and", ``{ps_or}`` joined with "or", ``{when}`` the time expression as
