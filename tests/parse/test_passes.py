@@ -141,3 +141,16 @@ def test_how_much_more_is_a_numeric_change(corpus_index: EntityIndex) -> None:
     q = "How much more expensive will Hu Jing Garden in Huangpu, Guangzhou be in June 2022 compared to now?"  # fmt: skip
     plan = parse_question(q, corpus_index, R)
     assert plan.change is not None and plan.comparison is Comparison.NONE
+
+
+def test_chinese_probes(corpus_index: EntityIndex) -> None:
+    plan = parse_question("溪山美地园下个月的房价相比现在是涨是跌？", corpus_index, R)
+    assert plan.comparison is Comparison.VS_CURRENT
+    plan = parse_question("美好香域花境上个月卖了几套？", corpus_index, R)
+    assert plan.metric is Metric.UNITS
+    plan = parse_question("九龙仓天灏今年以来涨了多少？", corpus_index, R)
+    assert plan.change is not None and plan.window.first == Month(2021, 1)
+    with pytest.raises(QuestionError, match="同比"):
+        parse_question("都湖国际2021年的房价同比增长了多少？", corpus_index, R)
+    with pytest.raises(QuestionError, match="值得"):
+        parse_question("洛克公园值得买吗？", corpus_index, R)

@@ -668,7 +668,9 @@ def _zh_comparison(text: str, several: bool, cues: Cues) -> tuple[Comparison, st
             return Comparison.VS_CURRENT, text  # "会比现在高吗": the target against now
         if direction and (_ZH_YES_NO.search(text) or re.search(r"走势|趋势", text)):
             return Comparison.VS_CURRENT, text
-        if re.search(r"走势|趋势|涨还是跌|上涨还是下跌", text):
+        if re.search(
+            r"走势|趋势|涨还是跌|上涨还是下跌|是涨是跌|会涨还是会跌|是升是降|涨了还是跌了", text
+        ):
             return Comparison.VS_CURRENT, text
         return Comparison.NONE, text
     if not _ZH_WHICH.search(text) and not _ZH_YES_NO.search(text):
@@ -725,7 +727,7 @@ _CUES_ZH: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(vocab.RELATIVE_ZH), "relative"),
     (
         re.compile(
-            r"走势|趋势|涨还是跌|上涨还是下跌|最高|最贵|峰值|最低|最便宜|最为|低廉|昂贵|最优|优秀|区间|介于"
+            r"走势|趋势|涨还是跌|上涨还是下跌|是涨是跌|是升是降|最高|最贵|峰值|最低|最便宜|最为|低廉|昂贵|最优|优秀|区间|介于"
         ),
         "extreme",
     ),
