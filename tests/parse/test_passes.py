@@ -154,3 +154,16 @@ def test_chinese_probes(corpus_index: EntityIndex) -> None:
         parse_question("都湖国际2021年的房价同比增长了多少？", corpus_index, R)
     with pytest.raises(QuestionError, match="值得"):
         parse_question("洛克公园值得买吗？", corpus_index, R)
+
+
+def test_english_probes(corpus_index: EntityIndex) -> None:
+    q = "Did the price of Yan Xihua Mansion in Fengtai, Beijing exceed 50,000 in any month of 2021?"
+    assert parse_question(q, corpus_index, R).aggregate is Aggregate.MAX
+    q = "Who sold more units in 2021: Dou Hu International or Qifu Tianlong Court in Huadu, Guangzhou?"  # fmt: skip
+    assert parse_question(q, corpus_index, R).comparison is Comparison.HIGHEST
+    q = "What is the projected change in price for Dou Hu International in Huadu, Guangzhou by the end of 2022?"  # fmt: skip
+    assert parse_question(q, corpus_index, R).change is not None
+    q = "What was the price spread between the most and least expensive projects in Fengtai, Beijing in 2021?"  # fmt: skip
+    with pytest.raises(QuestionError, match="'spread'") as error:
+        parse_question(q, corpus_index, R)
+    assert not isinstance(error.value, UnknownEntityError)

@@ -389,7 +389,9 @@ class EntityIndex:
             if pid is not None:
                 resolved.append((start, pid))
                 spans.append((start, end))
-            elif set(text.split()) - SCOPE_WORDS:
+            elif (set(text.split()) - SCOPE_WORDS) and (name_like or " " in text):
+                # A lone lowercase word ("spread") is not read as a name: the leftover
+                # pass refuses it as a word the plan did not consume.
                 unclaimed.append(question[start:end])
         if ambiguous:
             raise ambiguous[0]

@@ -29,6 +29,8 @@ _CHANGE_EN = re.compile(
     r"|decrease|decreased|drop|dropped|grow|grew|goes_up|goes_down|differ|gain|lose|move)\b"
     r"|\bby\s+how\s+much\b|\bby\s+what\s+(?:percentage|percent|amount)\b"
     r"|\bhow\s+much\s+(?:more|less|higher|lower|pricier|cheaper)\b"
+    r"|\b(?:what|how\s+big|how\s+large)\b[^?]*\b(?:change|increase|decrease|rise|fall|drop|growth"
+    r"|gain)\s+in\s+(?:the\s+)?(?:average\s+)?(?:price|prices|value)\b"
     r"|\bhow\s+(?:did|has|have|will|does|do|would)\b[^?]*\bchange[sd]?\b"
     r"|\b(?:what|how\s+big|how\s+large)\b[^?]*\b(?:percentage|percent|absolute|price|net)\s+"
     r"(?:change|increase|decrease|rise|fall|drop|growth|gain)\b(?!\s+(?:the\s+)?most)"

@@ -134,6 +134,11 @@ _DOWN_COMPARATIVE = re.compile(r"\b(?:lower|cheaper|smaller)\b")
 _MEAN = re.compile(vocab.MEAN_EN)
 _EACH = re.compile(vocab.EACH_EN)
 _WEAK_EACH = re.compile(r"\bmonthly\b")
+_ANY_MONTH = re.compile(
+    r"\b(?:in|during|for)\s+any\s+(?:single\s+)?month\b|\bat\s+any\s+(?:point|time)\b"
+)
+_UNITS_MORE = re.compile(r"\b(?:more|most)\b")
+_UNITS_FEWER = re.compile(r"\b(?:fewer|fewest|less)\b")
 _RELATIVE = re.compile(vocab.RELATIVE_EN)
 # Words allowed between "bigger" and "increase" / between "rise" and "the most".
 _FORECAST_WORDS = r"expected|projected|forecast|predicted|anticipated|likely|estimated|potential"
@@ -252,8 +257,11 @@ def _near_most(text: str, cue: re.Match[str]) -> re.Match[str] | None:
     return None
 
 
-def _comparison(text: str, several: bool) -> tuple[Comparison, str]:
-    """The comparison a question asks for and its text with the consumed cue removed."""
+def _comparison(text: str, several: bool, units: bool = False) -> tuple[Comparison, str]:
+    """The comparison a question asks for and its text with the consumed cue removed.
+
+    ``units``: a units question, where "more" / "fewer" name the highest / lowest.
+    """
     rise, fall = _first(_RISE, text), _first(_FALL, text)
     direction = None
     if rise and fall:
@@ -295,6 +303,9 @@ def _comparison(text: str, several: bool) -> tuple[Comparison, str]:
         if down:
             return Comparison.WHICH_FALL, _remove(text, down)
     high, low = _first(_HIGH, text), _first(_LOW, text)
+    if units:  # "who sold more units", "which sold fewer homes"
+        high = high or _first(_UNITS_MORE, text)
+        low = low or _first(_UNITS_FEWER, text)
     if high and (not low or high.start() < low.start()):
         return Comparison.HIGHEST, _remove(text, high)
     if low:
@@ -543,7 +554,7 @@ def _project_plan(
         comparison, rest = _zh_comparison(text, several, cues)
     else:
         try:
-            comparison, rest = _comparison(text, several)
+            comparison, rest = _comparison(text, several, cues.metric is Metric.UNITS)
         except QuestionError:
             if which_month is None and cues.metric is Metric.PRICE:
                 raise
@@ -592,6 +603,9 @@ def _project_plan(
                 aggregate = Aggregate.EACH
             elif not categorical and _LISTING.search(rest) and not _MEAN_WORD.search(rest):
                 aggregate = Aggregate.EACH  # "the forecast for the coming two months"
+    if threshold is not None and not zh and _ANY_MONTH.search(text):
+        # "exceed 50,000 in any month of 2021": some month above it, i.e. the maximum
+        aggregate = Aggregate.MAX if threshold.above else Aggregate.MIN
     if len(window.months) == 1:
         aggregate = Aggregate.VALUE
     elif cues.metric is Metric.UNITS and aggregate in (Aggregate.MEAN, Aggregate.VALUE):
@@ -712,6 +726,7 @@ _CUES_EN: tuple[tuple[re.Pattern[str], str], ...] = (
     (_LISTING, "listing"),
     (_MEAN_WORD, "mean"),
     (re.compile(r"\bhow\s+(?:high|low)\b|\babsolute\b"), "how high"),
+    (_ANY_MONTH, "any month"),
 )
 _CUES_ZH: tuple[tuple[re.Pattern[str], str], ...] = (
     *CUE_PATTERNS_ZH,
