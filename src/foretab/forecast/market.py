@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
 from foretab.forecast.base import Place
 from foretab.forecast.features import row_nanmedian
@@ -87,6 +86,8 @@ class Market:
                     member[i, 0], member[i, 1] = index[place[0]], index[place[1]]
         with np.errstate(invalid="ignore", divide="ignore"):
             logp = np.log(panel)
+        import pandas as pd  # here, not at import: the CLI starts without pandas
+
         change = _per_month_change(logp)
         g = len(keys)
         out_change = np.full((g, t), np.nan)
