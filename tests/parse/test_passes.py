@@ -167,3 +167,14 @@ def test_english_probes(corpus_index: EntityIndex) -> None:
     with pytest.raises(QuestionError, match="'spread'") as error:
         parse_question(q, corpus_index, R)
     assert not isinstance(error.value, UnknownEntityError)
+
+
+def test_places_and_facts_the_store_lacks(corpus_index: EntityIndex) -> None:
+    with pytest.raises(UnknownEntityError, match="成都市"):
+        parse_question("成都市下个月的平均房价是多少？", corpus_index, R)
+    with pytest.raises(QuestionError, match="population"):
+        parse_question("How many people live in Longhua, Shenzhen?", corpus_index, R)
+    with pytest.raises(QuestionError, match="人口"):
+        parse_question("武汉市汉阳区有多少人口？", corpus_index, R)
+    # "小区" ends in 区 but is no place; a known district is not refused.
+    parse_question("武汉市汉阳区2021年5月均价最高的小区是哪个？", corpus_index, R)

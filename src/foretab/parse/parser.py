@@ -56,6 +56,7 @@ from foretab.parse.families import (
 from foretab.parse.leftover import refuse_unclaimed
 from foretab.parse.lexicon import Lexicon, default_lexicon
 from foretab.parse.passes import (
+    Timed,
     cue_pass,
     entity_pass,
     filler_pass,
@@ -63,7 +64,7 @@ from foretab.parse.passes import (
     measure_pass,
     time_pass,
 )
-from foretab.parse.question import read_question
+from foretab.parse.question import Question, read_question
 from foretab.parse.refuse import check_refusals
 
 _CURRENT = (
@@ -421,6 +422,8 @@ def parse_question(
     # is refused as a unit, before the linker reads it as an unknown name.
     names = list(timed.found.claims.of(Pass.ENTITY))
     check_refusals(_refusal_text(question, names, timed.span), zh=zh, lexicon=lexicon)
+    if zh:
+        _check_zh_place(read, timed, index)
     resolved = link_pass(timed, index)
     linked = resolved.linked
     measured = measure_pass(resolved, lexicon)
@@ -472,6 +475,30 @@ _ZH_AFTER_PLACE = re.compile(
     r"(?:[#\s的哪有内中里各和与及以，,、。？?！!：:；;（(）)销房均平成所共一总前排这在全整区范目现当"
     r"下上本今去明未过近每哪个那所售价买卖市县最位其附周至到跟同还共是]|小区|项目|楼盘|$)"
 )
+
+
+_ZH_PLACE_WORD = re.compile(r"[\u4e00-\u9fff]{2,8}(?:市|区|县)")
+_ZH_NOT_PLACE = frozenset({"开发区", "住宅区", "商业区", "市中心", "城市", "全市", "全区"})
+
+
+def _check_zh_place(read: Question, timed: Timed, index: EntityIndex) -> None:
+    """Refuse a city or district the catalog does not hold ("成都市"), naming it.
+
+    Only when the question names no known place: "X市" then is the place it asks about.
+    """
+    if any(m.kind is not MentionKind.PROJECT for m in timed.found.mentions):
+        return
+    for segment in read.segments:
+        if (
+            _ZH_PLACE_WORD.fullmatch(segment.text)
+            and segment.text not in _ZH_NOT_PLACE
+            and not timed.claims.overlaps(segment.start, segment.end)
+        ):
+            cities = "、".join(index.city_zh.get(c) or c for c in sorted(index.cities))
+            raise UnknownEntityError(
+                f"unknown city or district '{segment.text}': the store holds {cities}; "
+                "`foretab tables --db DB` lists its districts"
+            )
 
 
 def _check_zh_leftover(

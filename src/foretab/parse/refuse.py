@@ -33,6 +33,8 @@ _MEASURES_EN: tuple[tuple[str, str], ...] = (
     (r"\b(?:per\s+)?square\s+(?:foot|feet)\b|\bsq\.?\s*f(?:oo)?t\b|\bper\s+(?:acre|ping)\b"
      r"|\b(?:in\s+)?(?:us\s+|american\s+|hong\s+kong\s+|hk\s+)?dollars?\b|\busd\b|\bhkd\b"
      r"|\beuros?\b|\bpounds?\b", "price in other units"),
+    (r"\bhow\s+many\s+(?:people|residents|inhabitants|households)\b|\bgdp\b|\bincomes?\b"
+     r"|\bsalar(?:y|ies)\b|\bwages?\b|\bunemployment\b|\beconomy\b", "population / economy"),
     (r"\b(?:schools?|metro|subway|parking|amenities|address|location|population"
      r"|vacancy|occupancy|completion\s+date|handover|inventory|listings?|supply)\b",
      "other facts"),
@@ -42,6 +44,7 @@ _MEASURES_ZH: tuple[tuple[str, str], ...] = (
     (r"建筑面积|占地面积|面积多大|户型|几室|套内面积", "floor area（面积/户型）"),
     (r"租金|租赁|出租|月租|租售比", "rent（租金）"),
     (r"美元|美金|港币|港元|欧元|英镑|平方英尺|英亩", "price in other units（其他货币或面积单位）"),
+    (r"人口|常住人口|GDP|gdp|人均收入|工资|收入水平|经济", "population / economy（人口/经济）"),
     (r"物业费|学区|地铁|车位|容积率|绿化率|交房|库存|贷款|利率|税", "other facts（其他信息）"),
 )
 _WHY_EN = re.compile(
