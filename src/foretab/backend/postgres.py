@@ -431,17 +431,6 @@ def check_can_grant_reader(url: str) -> None:
         )
 
 
-def seal_database(url: str, dbname: str) -> None:
-    """Revoke CONNECT on ``dbname`` from PUBLIC (its owner keeps access)."""
-    import psycopg
-    from psycopg import sql
-
-    with psycopg.connect(url, dbname="postgres", autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("REVOKE CONNECT ON DATABASE {} FROM PUBLIC").format(sql.Identifier(dbname))
-        )
-
-
 def ensure_reader_role(
     target: Any,
     dbname: str | None = None,

@@ -42,13 +42,12 @@ from foretab.backend.postgres import (
     ensure_reader_role,
     generation_schema,
     redact_text,
-    seal_database,
 )
 from foretab.errors import StoreError
 from foretab.store.layout import SideLayout
 from foretab.store.location import StoreLocation
 from foretab.store.naming import GENERATION_KEY, META_TABLE, SIDE_KEY
-from foretab.store.writers import drop_legacy_tables, ensure_database, write_postgres
+from foretab.store.writers import drop_legacy_tables, write_postgres
 
 Step = Callable[[str], None]
 # Schemas PostgreSQL itself owns; anything else in a database is somebody's data.
@@ -79,12 +78,17 @@ def swap_in(
     try:
         # Before anything is written: an ingest that could not finish must not start.
         check_can_grant_reader(location.history)
-        with _ingest_lock(location):
-            check_target(location)
-            ensure_database(location.history, history_db)
-            ensure_database(location.history, location.database_name("future"))
+        with _ingest_lock(location) as admin:
+            check_target(location, admin)
+            future_db = location.database_name("future")
+            for name in (history_db, future_db):
+                _create_database(admin, name)
             # The future database is closed to PUBLIC before it holds a single row.
-            seal_database(location.history, location.database_name("future"))
+            admin.execute(
+                sql.SQL("REVOKE CONNECT ON DATABASE {} FROM PUBLIC").format(
+                    sql.Identifier(future_db)
+                )
+            )
             if future is not None:
                 write_postgres(location.future, future, {**meta, SIDE_KEY: "future"}, step, schema)
             write_postgres(
@@ -135,9 +139,19 @@ def _default_search_path(
             pass
 
 
+def _create_database(admin: psycopg.Connection[Any], name: str) -> None:
+    exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+    if not exists:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
 @contextlib.contextmanager
-def _ingest_lock(location: StoreLocation) -> Iterator[None]:
-    """One ingest per store at a time (a session advisory lock, released on disconnect)."""
+def _ingest_lock(location: StoreLocation) -> Iterator[psycopg.Connection[Any]]:
+    """One ingest per store at a time (a session advisory lock, released on disconnect).
+
+    Yields the lock's autocommit connection to the ``postgres`` database, for the ingest's
+    other cluster-level statements.
+    """
     key = f"foretab-ingest:{location.database_name('history')}"
     with psycopg.connect(location.history, dbname="postgres", autocommit=True) as conn:
         got = conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", [key])
@@ -147,15 +161,17 @@ def _ingest_lock(location: StoreLocation) -> Iterator[None]:
                 f"another `foretab ingest` into {location.describe()} is running; nothing was "
                 "written. Wait for it to finish, then run this ingest again."
             )
-        yield  # the lock goes with the connection
+        yield conn  # the lock goes with the connection
 
 
-def check_target(location: StoreLocation) -> None:
-    """Refuse (writing nothing) unless each database is missing, empty or a store of its side."""
+def check_target(location: StoreLocation, admin: psycopg.Connection[Any]) -> None:
+    """Refuse (writing nothing) unless each database is missing, empty or a store of its side.
+
+    ``admin``: an autocommit connection to the server's ``postgres`` database.
+    """
     for side in ("history", "future"):
         name = location.database_name(side)
-        with psycopg.connect(location.history, dbname="postgres", autocommit=True) as conn:
-            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
         if not exists:
             continue
         with psycopg.connect(location.history, dbname=name, autocommit=True) as conn:

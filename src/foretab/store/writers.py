@@ -92,14 +92,6 @@ def _write_metadata_duckdb(
     conn.executemany(f"INSERT INTO {META_TABLE} VALUES (?, ?)", list(meta.items()))
 
 
-def ensure_database(url: str, name: str) -> None:
-    """Create PostgreSQL database ``name`` on the server of ``url`` if it is missing."""
-    with psycopg.connect(url, dbname="postgres", autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
-        if not exists:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-
-
 def write_postgres(
     url: str,
     layout: SideLayout,
