@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -59,9 +60,14 @@ class Segmenter:
         pieces = {p for w in words for p in _NOT_WORD.split(w)}
         self._words = tuple(sorted({w for w in pieces if len(w) >= 2 and _CJK.search(w)}))
         self._tokenizer: jieba.Tokenizer | None = None
+        self._lock = threading.Lock()  # `foretab serve` asks from several threads
 
     def _ready(self) -> jieba.Tokenizer:
-        if self._tokenizer is None:
+        if self._tokenizer is not None:
+            return self._tokenizer
+        with self._lock:
+            if self._tokenizer is not None:
+                return self._tokenizer
             with warnings.catch_warnings():
                 # jieba 0.42 imports pkg_resources, which warns on recent setuptools.
                 warnings.simplefilter("ignore")
