@@ -478,3 +478,19 @@ def test_readers_racing_repeated_ingests_never_see_a_mix(db: str) -> None:
     worker.join()
     assert not failure, failure
     assert seen <= {1, 2} and observe(db) == 1
+
+
+@pytest.mark.postgres
+def test_a_reader_that_cannot_read_the_pointer_is_a_store_error(pg_db: str) -> None:
+    ingest(pg_db, 1)
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        conn.execute("REVOKE SELECT ON public.foretab_current FROM foretab_reader")
+    with pytest.raises(StoreError, match=r"store generation.*foretab ingest"):
+        GuardedExecutor(pg_db)
+    assert observe_history_only(pg_db) == 1  # foretab's own reads (the owner) still work
+
+
+def observe_history_only(db: str) -> int:
+    with open_history(db) as history:
+        (version,) = _version_of(history.panel()["price"])
+    return version

@@ -127,11 +127,19 @@ def _any_generation(conn: Any) -> str | None:
 
 def _pin(driver: Any, generation: str | None) -> str:
     """Fix ``driver``'s search path to one generation's schema for the whole session."""
+    import psycopg
+
     try:
         schema = store_schema(driver, generation)
         # Session level and committed: each later statement's rollback keeps it.
         _query(driver, "SELECT set_config('search_path', %s, false)", [_ident(schema)])
         driver.commit()
+    except psycopg.Error as error:
+        driver.close()
+        raise StoreError(
+            f"cannot find the current store generation ({_first_line(error, 'no detail')}); "
+            "re-run `foretab ingest PATH --db URL` to rebuild the store and its grants"
+        ) from None
     except BaseException:
         driver.close()
         raise
