@@ -133,6 +133,13 @@ def _placeholders(node: exp.Expression) -> int:
     return sum(1 for _ in node.find_all(exp.Placeholder))
 
 
+def _as(column: exp.Expression, role: str) -> exp.Expression:
+    """``column AS role``, or the column alone when it already has the role's name."""
+    if isinstance(column, exp.Column) and column.name == role:
+        return column
+    return exp.alias_(column, role, copy=False)
+
+
 def _rows(
     scopes: Sequence[ScopeRef],
     tables: Sequence[CatalogEntry],
@@ -166,9 +173,9 @@ def _rows(
                     exp.alias_(exp.cast(exp.Placeholder(), "int"), "scope"),
                     exp.alias_(exp.cast(exp.Placeholder(), "text"), "city"),
                     exp.alias_(exp.cast(exp.Placeholder(), "text"), "district"),
-                    exp.alias_(exp.column(cols.entity), "project_name", copy=False),
-                    exp.alias_(exp.column(cols.value), "price", copy=False),
-                    exp.alias_(summed, "units_sold", copy=False),
+                    _as(exp.column(cols.entity), "project_name"),
+                    _as(exp.column(cols.value), "price"),
+                    _as(summed, "units_sold"),
                     copy=False,
                 )
                 .from_(exp.to_table(table.table_name), copy=False)
