@@ -43,9 +43,10 @@ class ScopeOutcome:
 class History:
     """Observed values per plan entity, as read through the SQL guard.
 
-    Every plan entity has a (possibly empty) series; values are finite (a row with a NULL
-    or non-finite value is not an observation and is dropped by the reader, which counts
-    it in ``dropped_rows``).
+    Every plan entity has a (possibly empty) series — except for a past scope question
+    answered in SQL, whose rows stay in the database (``scopes`` holds its outcomes).
+    Values are finite (a row with a NULL or non-finite value is not an observation and is
+    dropped by the reader, which counts it in ``dropped_rows``).
     """
 
     series: Mapping[ProjectRef, Values]
