@@ -125,3 +125,15 @@ def test_threshold_answers_get_the_probability_of_yes_or_no() -> None:
     best = RuleAnalyzer("most-probable").analyze(plan, HISTORY, forecast)
     assert point.answer == [["Yes"]] and point.probability == pytest.approx(0.3, abs=0.03)
     assert best.answer == [["No"]] and best.probability == pytest.approx(0.7, abs=0.03)
+
+
+def test_a_windows_maximum_is_likelier_above_now_than_its_months_medians_say() -> None:
+    # Both months centred on today's price: a comonotone draw makes "the highest price of
+    # January-February is above now" a coin flip; with months' own noise it is likelier.
+    plan = _plan(Comparison.VS_CURRENT, (A,), Aggregate.MAX)
+    flat = {A: {m: _point(10_000.0, lambda u: 9_000 + 2_000 * u) for m in (JAN, FEB)}}
+    result = RuleAnalyzer("most-probable").analyze(plan, HISTORY, _forecast(flat))
+    assert result.answer == [["Increase"]]
+    # P(max of two months with correlation 0.5 above their median) = 1 - P(both below)
+    # = 1 - (1/4 + asin(0.5) / (2 pi)) = 2/3.
+    assert result.probability == pytest.approx(2 / 3, abs=0.03)

@@ -72,7 +72,7 @@ def ask(
             help="Reasoning answers: 'most-probable' (the answer most likely right under the "
             "forecast distribution) or 'point' (the point forecasts' verdict)."
         ),
-    ] = "point",
+    ] = "most-probable",
 ) -> None:
     """Answer a question about past or future prices, with the plan, tables, SQL and answer.
 

@@ -149,7 +149,7 @@ def run(
             help="Reasoning answers: 'most-probable' (most likely right under the forecast "
             "distribution) or 'point' (the point forecasts' verdict)."
         ),
-    ] = "point",
+    ] = "most-probable",
 ) -> None:
     """Ask the engine every question of DATASET and score it (ODTQA-FoRe metrics).
 
