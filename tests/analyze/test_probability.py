@@ -137,3 +137,36 @@ def test_a_windows_maximum_is_likelier_above_now_than_its_months_medians_say() -
     # P(max of two months with correlation 0.5 above their median) = 1 - P(both below)
     # = 1 - (1/4 + asin(0.5) / (2 pi)) = 2/3.
     assert result.probability == pytest.approx(2 / 3, abs=0.03)
+
+
+def test_which_month_answers_state_the_share_of_scenarios_peaking_then() -> None:
+    from dataclasses import replace
+
+    from foretab.core.plan import Extreme
+
+    plan = replace(
+        _plan(Comparison.NONE, (A,), Aggregate.MAX),
+        task=Task.FORECAST,
+        which_month=Extreme.HIGHEST,
+    )
+    forecast = _forecast(
+        {
+            A: {
+                JAN: _point(10_000.0, lambda u: 9_000 + 2_000 * u),
+                FEB: _point(10_300.0, lambda u: 9_300 + 2_000 * u),
+            }
+        }
+    )
+    result = RuleAnalyzer("most-probable").analyze(plan, HISTORY, forecast)
+    assert result.answer == [[FEB.label]]
+    assert result.probability is not None and 0.55 < result.probability < 0.9
+    assert "probability" in result.text
+    far = _forecast(
+        {
+            A: {
+                JAN: _point(10_000.0, lambda u: 9_999 + 2 * u),
+                FEB: _point(12_000.0, lambda u: 11_999 + 2 * u),
+            }
+        }
+    )
+    assert RuleAnalyzer("point").analyze(plan, HISTORY, far).probability == pytest.approx(1.0)

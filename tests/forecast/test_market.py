@@ -133,3 +133,19 @@ def test_a_model_file_without_the_corpus_group_is_refused() -> None:
             zf.writestr(name, data)
     with pytest.raises(ForecastError, match="market_keys"):
         StoreModel.from_bytes(out.getvalue())
+
+
+def test_the_remembered_forecast_is_only_reused_for_the_same_series() -> None:
+    values = _district_panel(n=60, t=24)
+    places = _places(60)
+    model = LightGBMForecaster(0, market=True, **SMALL).fit(values, places=places)
+    a, b = values[:2], values[2:4]
+    first = model.predict(a, 12, places[:2])
+    other = model.predict(b, 12, places[2:4])
+    assert not np.allclose(first, other)
+    np.testing.assert_array_equal(model.predict(a, 12, places[:2]), first)
+    moved = model.predict(a, 12, [place_keys("Atlantis", "Nowhere")] * 2)
+    assert moved.shape == first.shape  # another key: computed afresh, not the memo
+    q = model.predict_quantiles(a, 12, (0.5,), places[:2])
+    fresh = LightGBMForecaster(0, market=True, **SMALL).fit(values, places=places)
+    np.testing.assert_allclose(q, fresh.predict_quantiles(a, 12, (0.5,), places[:2]))

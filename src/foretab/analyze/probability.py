@@ -32,6 +32,7 @@ from foretab.core.plan import (
     Aggregate,
     ChangeMeasure,
     Comparison,
+    Extreme,
     Language,
     Metric,
     Plan,
@@ -75,9 +76,11 @@ def decide(
     """
     if not plan.needs_forecast or not forecast.points:
         return point
-    # Not covered (yet): scope questions, units, "which month", numeric changes.
-    if plan.scopes or plan.metric is not Metric.PRICE or plan.which_month or plan.change:
+    # Not covered (yet): scope questions, units, numeric changes.
+    if plan.scopes or plan.metric is not Metric.PRICE or plan.change:
         return point
+    if plan.which_month is not None:
+        return _which_month(plan, history, forecast, point, rule) if forecast.grid else point
     if plan.comparison is Comparison.NONE and plan.threshold is None:
         return with_intervals(plan, history, forecast, point)
     if not forecast.grid:
@@ -117,25 +120,83 @@ def decide(
     return Analysis(answer, text, float(probs[best]), rule)
 
 
+def _which_month(
+    plan: Plan, history: History, forecast: Forecast, point: Analysis, rule: str
+) -> Analysis:
+    """The share of scenarios peaking (or bottoming) in each month of the window."""
+    ref = plan.projects[0]
+    points = forecast.points.get(ref, {})
+    levels = _month_levels(np.random.default_rng(SEED), sorted(points))
+    grid = np.asarray(forecast.grid)
+    months, cols = [], []
+    observed = history[ref]
+    for month in plan.window.months:
+        if month > plan.reference_month and month in points:
+            p = points[month]
+            qs = np.asarray(p.quantiles) if p.quantiles else np.full(grid.size, p.value)
+            cols.append(np.interp(levels[month], grid, qs))
+        elif month <= plan.reference_month and month in observed:
+            cols.append(np.full(N_SCENARIOS, round(float(observed[month]), 2)))
+        else:
+            continue
+        months.append(month)
+    labels = [m.label for m in months]
+    if not cols or [point.answer[0][0]] != point.answer[0] or point.answer[0][0] not in labels:
+        return point
+    table = np.column_stack(cols)
+    highest = plan.which_month is Extreme.HIGHEST
+    codes = (np.argmax if highest else np.argmin)(table, axis=1)  # ties: the earliest
+    probs = np.bincount(codes, minlength=len(months)) / codes.size
+    point_code = labels.index(str(point.answer[0][0]))
+    best = int(np.argmax(probs))
+    zh = plan.language is Language.ZH
+    if rule == "point" or probs[best] <= probs[point_code]:
+        p = f"{probs[point_code]:.0%}"
+        text = (
+            point.text.rstrip("。") + f"（按预测分布，概率 {p}）。"
+            if zh
+            else point.text.rstrip(".") + f"; probability {p} from the forecast distribution."
+        )
+        return replace(point, text=text, probability=float(probs[point_code]), decision=rule)
+    chosen, other = months[best], months[point_code]
+    if zh:
+        text = (
+            f"{chosen.year}年{chosen.month}月（最可能的答案，概率 {probs[best]:.0%}；仅按点预测为"
+            f"{other.year}年{other.month}月，概率 {probs[point_code]:.0%}）。"
+        )
+    else:
+        text = (
+            f"{chosen.label} — the most probable month for the {plan.which_month.value} "
+            f"{plan.wording.value} of {ref.project} ({probs[best]:.0%}); the point forecasts "
+            f"alone give {other.label} ({probs[point_code]:.0%})."
+        )
+    return Analysis([[chosen.label]], text, float(probs[best]), rule)
+
+
 # --- scenarios ---------------------------------------------------------------------------
+
+
+def _month_levels(rng: np.random.Generator, months: Sequence[Month]) -> dict[Month, np.ndarray]:
+    """One project's quantile level per month and scenario (the Gaussian copula)."""
+    from scipy.special import ndtr  # LightGBM's own dependency
+
+    rho = MONTH_CORRELATION
+    common = rng.standard_normal(N_SCENARIOS)
+    return {
+        m: ndtr(np.sqrt(rho) * common + np.sqrt(1 - rho) * rng.standard_normal(N_SCENARIOS))
+        for m in months
+    }
 
 
 def _scenario_targets(plan: Plan, history: History, forecast: Forecast) -> np.ndarray:
     """``[scenarios, projects]`` window targets, correlated months, independent projects."""
-    from scipy.special import ndtr  # LightGBM's own dependency
-
     rng = np.random.default_rng(SEED)
     grid = np.asarray(forecast.grid)
     out = np.empty((N_SCENARIOS, len(plan.projects)))
-    rho = MONTH_CORRELATION
     for j, ref in enumerate(plan.projects):
-        common = rng.standard_normal(N_SCENARIOS)
         points = forecast.points.get(ref, {})
         # Gaussian copula: each month's level = a shared part + the month's own noise.
-        levels = {
-            m: ndtr(np.sqrt(rho) * common + np.sqrt(1 - rho) * rng.standard_normal(N_SCENARIOS))
-            for m in sorted(points)
-        }
+        levels = _month_levels(rng, sorted(points))
 
         def future(month: Month, levels: Mapping = levels, points: Mapping = points) -> np.ndarray:
             p = points[month]

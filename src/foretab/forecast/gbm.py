@@ -69,6 +69,8 @@ def _rows(
     return x[keep], y[keep], lev[keep], win[keep]
 
 
+#: Forecasts of at most this many series are remembered for the next call (a question's).
+MEMO_ROWS = 64
 #: Below this many feature rows, predict on one thread.
 SMALL_BATCH_ROWS = 2_000
 
@@ -144,6 +146,7 @@ class LightGBMForecaster(Forecaster):
         # `foretab train` fast; ``None`` means the same count as with one.
         self.fast_seeds = self.n_seeds if fast_seeds is None else max(1, fast_seeds)
         self.boosters: list[lgb.Booster] = []
+        self._last: tuple[object, np.ndarray, np.ndarray] | None = None
         self.residual_quantiles = np.zeros((MAX_HORIZON, 101))
         self.fit_seconds = 0.0
 
@@ -157,11 +160,13 @@ class LightGBMForecaster(Forecaster):
         self.boosters = list(boosters)
         self.residual_quantiles = np.asarray(residual_quantiles, dtype=float)
         self.market = market
+        self._last = None
         return self
 
     def observe(self, panel: np.ndarray, places: Sequence[Place] | None = None) -> None:
         if self.uses_places:
             self.market = Market.build(check_panel(panel), places)
+            self._last = None
 
     def _market_rows(
         self, n: int, end: np.ndarray, places: Sequence[Place] | None
@@ -195,6 +200,7 @@ class LightGBMForecaster(Forecaster):
         panel = np.asarray(panel, dtype=float)
         win = cut_windows(panel, self.lookback, min_end=self.min_end)
         self.market = None
+        self._last = None
         market = None
         if self.uses_places:
             self.market = Market.build(check_panel(panel), places)
@@ -294,12 +300,22 @@ class LightGBMForecaster(Forecaster):
             raise ForecastError(
                 "the LightGBM forecaster is not fitted", suggestions=("call fit(panel) first",)
             )
+        # A question asks for the point forecast, then the quantiles, of the same series:
+        # the second call reuses the first's features and trees (one entry, one tuple
+        # assignment, so engines sharing a model at worst recompute).
+        key = (history.shape, history.tobytes(), h, None if places is None else tuple(places))
+        last = self._last
+        if last is not None and last[0] == key:
+            return last[1], last[2]
         hist = self._fit_history(history)
         n = history.shape[0]
         market = self._market_rows(n, np.full(n, history.shape[1] - 1), places)
         x, _, lev, _ = _rows(hist, None, h, self._end(history), market)
-        pred = self._raw(x)
-        return pred.reshape(-1, h), lev.reshape(-1, h)
+        pred = self._raw(x).reshape(-1, h)
+        level = lev.reshape(-1, h)
+        if n <= MEMO_ROWS:
+            self._last = (key, pred, level)
+        return pred, level
 
     def _predict(self, history: np.ndarray, h: int) -> np.ndarray:
         return self._predict_placed(history, h, None)
