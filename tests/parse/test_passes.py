@@ -178,3 +178,13 @@ def test_places_and_facts_the_store_lacks(corpus_index: EntityIndex) -> None:
         parse_question("武汉市汉阳区有多少人口？", corpus_index, R)
     # "小区" ends in 区 but is no place; a known district is not refused.
     parse_question("武汉市汉阳区2021年5月均价最高的小区是哪个？", corpus_index, R)
+
+
+def test_projects_weighed_against_a_whole_place_are_refused(corpus_index: EntityIndex) -> None:
+    q = "Compare the price of Poly Xiangsong in Hanyang, Wuhan with the Wuhan average in 2021."
+    with pytest.raises(QuestionError, match="as a whole"):
+        parse_question(q, corpus_index, R)
+    with pytest.raises(QuestionError, match="武汉市"):
+        parse_question("请比较保利香颂和武汉市平均房价", corpus_index, R)
+    # A place that locates the project is no comparison.
+    parse_question("请问绿地理想城（南京市江宁区）2020年的平均房价是多少？", corpus_index, R)

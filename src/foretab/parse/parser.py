@@ -26,6 +26,7 @@ a longer window without an aggregate word → EACH (numeric) or MEAN (reasoning)
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from foretab.core.plan import (
     Aggregate,
@@ -434,6 +435,8 @@ def parse_question(
     window = timed.window
     if window is not None:
         _check_horizon(window, reference)
+    if linked.projects:
+        _check_mixed_scope(question, timed.found.mentions, zh)
     if not linked.projects:
         if zh:
             _check_zh_leftover(question, list(timed.found.mentions), spans)
@@ -475,6 +478,31 @@ _ZH_AFTER_PLACE = re.compile(
     r"(?:[#\s的哪有内中里各和与及以，,、。？?！!：:；;（(）)销房均平成所共一总前排这在全整区范目现当"
     r"下上本今去明未过近每哪个那所售价买卖市县最位其附周至到跟同还共是]|小区|项目|楼盘|$)"
 )
+
+
+# A place named as a whole next to named projects: "with the Wuhan average", "和武汉市平均房价".
+_PLACE_AS_WHOLE = re.compile(
+    r"\s*(?:的\s*)?(?:平均|均价|房价|整体|average|mean|overall|as\s+a\s+whole)", re.I
+)
+
+
+def _check_mixed_scope(question: str, mentions: Sequence[Mention], zh: bool) -> None:
+    """Refuse a question that weighs projects against a whole district or city."""
+    for mention in mentions:
+        if mention.kind is MentionKind.PROJECT:
+            continue
+        whole = _PLACE_AS_WHOLE.match(question, mention.end)
+        if whole and not zh:
+            # "the Wuhan average", not "what will A and B in Suzhou average" (a verb)
+            before = question[: mention.start].rstrip().lower()
+            whole = whole if before.endswith(" the") or "whole" in whole.group() else None
+        if whole:
+            raise QuestionError(
+                f"这个问题把项目和整个“{mention.text}”放在一起比较；请分开问：项目的均价，或{mention.text}的平均房价"
+                if zh
+                else f"the question compares projects with {mention.text} as a whole; ask "
+                f"separately for the projects' prices and for the average price in {mention.text}"
+            )
 
 
 _ZH_PLACE_WORD = re.compile(r"[\u4e00-\u9fff]{2,8}(?:市|区|县)")
