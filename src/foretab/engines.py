@@ -104,7 +104,7 @@ class _Examples:
         from foretab.timefore.forecaster import data_for, parse_data
 
         def history_of(plan: Any, sql: str) -> Any:
-            reader = GivenSQLReader(engine.guard, lambda _plan: sql)
+            reader = GivenSQLReader(engine.guard, lambda _plan: sql, cols=engine.schema.columns)
             return reader.read(plan, Retrieval(())).history
 
         def forecast_of(plan: Any, history: Any) -> Forecast:

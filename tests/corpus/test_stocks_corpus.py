@@ -203,3 +203,27 @@ def test_a_tampered_stored_schema_is_refused_on_open(tmp_path: Path) -> None:
     with pytest.raises(StoreError) as caught:
         open_history(str(db))
     assert "invalid corpus schema" in caught.value.message
+
+
+def test_the_benchmark_builder_adapts_to_the_schema(stocks_db: str, tmp_path: Path) -> None:
+    from foretab.bench.qa_build import BuildConfig, build_dataset
+    from foretab.bench.qa_eval import make_engine, run_benchmark
+    from foretab.bench.qa_items import read_items
+
+    summary = build_dataset(stocks_db, tmp_path / "qa", BuildConfig(seed=0, test_size=40))
+    items = [
+        i for s in ("train", "val", "test") for i in read_items(tmp_path / "qa" / f"{s}.jsonl")
+    ]
+    assert items and summary.templates < 60  # units and scope templates do not apply
+    for item in items:
+        assert " in , " not in item.question and "project_name" not in item.history_sql
+        assert all(t.startswith("stock_price_table_") for t in item.tables)
+    assert {i.task for i in items} == {"forecast", "reasoning", "history"}
+    # With the golden history and future, the engine answers every item exactly.
+    engine = make_engine(stocks_db, "gh-gf", None, items)
+    try:
+        run = run_benchmark(engine, items, ablation="gh-gf")
+    finally:
+        engine.close()
+    wrong = [(r.item.question, r.error) for r in run.results if not r.correct]
+    assert not wrong, wrong[:3]

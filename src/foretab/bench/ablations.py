@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from foretab.bench.qa_items import QAItem
 from foretab.core.catalog import Retrieval
 from foretab.core.plan import Plan
+from foretab.corpus.schema import TableColumns
 from foretab.errors import ForetabError
 from foretab.read import GivenSQLReader
 from foretab.retrieve import Retriever
@@ -46,9 +47,14 @@ class GoldenCaptions:
         return self.retriever.by_names(_gold(self.tables, plan, "tables"))  # type: ignore[arg-type]
 
 
-def golden_history(guard: GuardedExecutor, items: Sequence[QAItem]) -> GivenSQLReader:
-    """GH: the dataset's golden history SQL, run through the guard like any other SQL."""
+def golden_history(
+    guard: GuardedExecutor, items: Sequence[QAItem], cols: TableColumns | None = None
+) -> GivenSQLReader:
+    """GH: the dataset's golden history SQL, run through the guard like any other SQL.
+
+    ``cols``: the store's table columns (its corpus schema), which the SQL returns.
+    """
     sql = {item.question: item.history_sql for item in items}
     return GivenSQLReader(
-        guard, lambda plan: str(_gold(sql, plan, "history SQL")), "golden-history"
+        guard, lambda plan: str(_gold(sql, plan, "history SQL")), "golden-history", cols
     )

@@ -259,6 +259,8 @@ def render_family(
     when = zh_when(first, last) if zh else adverbial(expression)
     if zh:
         p = place.city_zh + place.district_zh + project_zh
+    elif not place.district and not place.city:
+        p = project  # a corpus without outer levels (a stock symbol)
     else:
         short = place.district.removesuffix(" District")
         p = (

@@ -30,18 +30,21 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
-from foretab.bench.families import FAMILY_TEMPLATES
+from foretab.bench.families import FAMILY_TEMPLATES, FamilyTemplate
 from foretab.bench.qa_items import AnswerRows, QAItem, write_items
 from foretab.bench.qa_sql import answer_sql, future_sql, history_sql, lit
+from foretab.bench.schema_sql import ColumnRenames, RenamingConnection
 from foretab.bench.templates import TEMPLATES, Template, WindowKind, render
 from foretab.core.plan import Metric, ProjectRef, Task, TimeWindow
+from foretab.corpus.schema import CorpusSchema, SchemaError, default_schema
 from foretab.errors import ForetabError
 from foretab.months import MONTH_NAMES, Month
 from foretab.store.location import StoreLocation
-from foretab.store.naming import CATALOG_TABLE, META_TABLE
+from foretab.store.naming import CATALOG_TABLE, META_TABLE, SCHEMA_KEY
 
 SPLITS = ("train", "val", "test")
 HISTORY_WINDOW = 24
@@ -111,6 +114,25 @@ class _Corpus:
     history_tables: dict[tuple[str, str, int], tuple[str, str]]  # (city, district, year)
     future_tables: dict[tuple[str, str, int], tuple[str, str]]
     projects: list[_Project] = field(default_factory=list)
+    schema: CorpusSchema = field(default_factory=default_schema)
+
+    def applies(self, template: Template | FamilyTemplate) -> bool:
+        """Whether the corpus can answer ``template``'s questions (units, scopes)."""
+        if template.metric is Metric.UNITS and self.schema.summed is None:
+            return False
+        return not (getattr(template, "is_scope", False) and not self.schema.groups)
+
+
+def _store_schema(conn: duckdb.DuckDBPyConnection, location: StoreLocation) -> CorpusSchema:
+    row = conn.execute(
+        f"SELECT value FROM history.{META_TABLE} WHERE key = ?", [SCHEMA_KEY]
+    ).fetchone()
+    if not row or not row[0]:
+        return default_schema()
+    try:
+        return CorpusSchema.from_json(str(row[0]), location.describe("history"))
+    except SchemaError as exc:
+        raise BenchBuildError(exc.message) from None
 
 
 def default_expressions(reference: Month) -> list[TimeWindow]:
@@ -142,11 +164,16 @@ def build_dataset(
                 f"Store file {path} not found. Create the stores with "
                 "`foretab ingest PATH --db DB --reference-month YYYY-MM`."
             )
-    conn = duckdb.connect()
+    raw = duckdb.connect()
     try:
-        conn.execute(f"ATTACH {lit(location.history)} AS history (READ_ONLY)")
-        conn.execute(f"ATTACH {lit(location.future)} AS future (READ_ONLY)")
+        raw.execute(f"ATTACH {lit(location.history)} AS history (READ_ONLY)")
+        raw.execute(f"ATTACH {lit(location.future)} AS future (READ_ONLY)")
+        schema = _store_schema(raw, location)
+        renames = ColumnRenames.of(schema.columns)
+        # The templates' SQL names the default schema's columns; run it over this store's.
+        conn: Any = RenamingConnection(raw, renames)
         corpus = _load_corpus(conn, config)
+        corpus.schema = schema
         windows = (
             list(expressions) if expressions is not None else default_expressions(corpus.reference)
         )
@@ -166,7 +193,9 @@ def build_dataset(
             extra, more = family_items(conn, corpus, exprs, splits, config, _per_template(config))
             dropped += more
     finally:
-        conn.close()
+        raw.close()
+    items = [renames.item(i) for i in items]
+    extra = [renames.item(i) for i in extra]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     counts = {}
@@ -187,7 +216,8 @@ def build_dataset(
         out_dir=out,
         counts=counts,
         projects={s: len(splits[s]) for s in SPLITS},
-        templates=len(TEMPLATES) + (len(FAMILY_TEMPLATES) if config.families == "all" else 0),
+        templates=sum(map(corpus.applies, TEMPLATES))
+        + (sum(map(corpus.applies, FAMILY_TEMPLATES)) if config.families == "all" else 0),
         time_expressions=len(exprs),
         dropped=dropped,
     )
@@ -318,7 +348,7 @@ def _sample(
             groups[(project.ref.city, project.ref.district)].append(project)
         multi_groups = [g for _, g in sorted(groups.items()) if len(g) >= 2]
         wanted = per_template * (config.train_factor if split == "train" else 1)
-        for template in TEMPLATES:
+        for template in filter(corpus.applies, TEMPLATES):
             candidates = by_kind.get(template.window, [])
             if not candidates or not pool or (template.multi and not multi_groups):
                 continue

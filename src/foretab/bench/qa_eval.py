@@ -119,10 +119,12 @@ def make_engine(
         future=spec.future,
         model=model,
         **(engine_options or {}),
-        retriever=(lambda e: GoldenCaptions(Retriever(e.store.catalog()), items))
+        retriever=(lambda e: GoldenCaptions(Retriever(e.store.catalog(), e.schema), items))
         if spec.golden_tables
         else None,
-        reader=(lambda e: golden_history(e.guard, items)) if spec.golden_history else None,
+        reader=(lambda e: golden_history(e.guard, items, e.schema.columns))
+        if spec.golden_history
+        else None,
     )
     # Load the future source now: a missing model would otherwise turn every forecast
     # question of the run into an error instead of one clear message.

@@ -94,7 +94,7 @@ def family_items(
     seen: set[str] = set()
     for split in SPLITS:
         wanted = per_template * (config.train_factor if split == "train" else 1)
-        for template in FAMILY_TEMPLATES:
+        for template in filter(corpus.applies, FAMILY_TEMPLATES):
             candidates = by_kind.get(template.window, [])
             made = 0
             for _ in range(wanted * config.attempts_per_item):
@@ -339,7 +339,9 @@ def _project_item(
         current = conn.execute(_current_sql(corpus, ref.city, ref.district, ref.project)).fetchone()
         if not current or current[0] is None:
             return None
-        value = round(float(current[0]) * rng.choice((0.95, 1.0, 1.05)), -2)
+        # Round hundreds for prices in the thousands (real estate), whole units below.
+        places = -2 if float(current[0]) >= 1_000 else 0
+        value = round(float(current[0]) * rng.choice((0.95, 1.0, 1.05)), places)
     question = render_family(
         template, rng.randrange(len(template.phrasings)), expression=window.expression,
         first=window.first, last=window.last, place=place, project=ref.project,

@@ -662,7 +662,12 @@ def adverbial(expression: str) -> str:
 
 
 def project_phrase(project: str, district: str, city: str, form: int) -> str:
-    """One project with its place, in one of three forms (full, short, possessive city)."""
+    """One project with its place, in one of three forms (full, short, possessive city).
+
+    A corpus with no outer levels (a stock symbol) names the entity alone.
+    """
+    if not district and not city:
+        return project
     short = district.removesuffix(" District")
     if form == 1 and short != district:
         return f"{project} in {short}, {city}"
