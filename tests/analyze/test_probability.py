@@ -170,3 +170,19 @@ def test_which_month_answers_state_the_share_of_scenarios_peaking_then() -> None
         }
     )
     assert RuleAnalyzer("point").analyze(plan, HISTORY, far).probability == pytest.approx(1.0)
+
+
+def test_a_change_vs_now_states_the_interval_of_the_change() -> None:
+    from dataclasses import replace
+
+    base = replace(_plan(Comparison.NONE, (A,)), task=Task.FORECAST)
+    forecast = _forecast({A: {JAN: _point(10_500.0, lambda u: 9_500 + 2_000 * u)}})
+    lo, hi = forecast.points[A][JAN].lo, forecast.points[A][JAN].hi
+    assert lo is not None and hi is not None
+    pct = RuleAnalyzer().analyze(replace(base, change=ChangeMeasure.RELATIVE), HISTORY, forecast)
+    assert pct.answer == [[5.0]]
+    assert f"+5.00% (80%: {(lo - 10_000) / 100:+.1f}% to {(hi - 10_000) / 100:+.1f}%)" in pct.text
+    absolute = RuleAnalyzer().analyze(
+        replace(base, change=ChangeMeasure.ABSOLUTE), HISTORY, forecast
+    )
+    assert f"+500.00 (80%: {lo - 10_000:+,.0f} to {hi - 10_000:+,.0f})" in absolute.text

@@ -76,9 +76,11 @@ def decide(
     """
     if not plan.needs_forecast or not forecast.points:
         return point
-    # Not covered (yet): scope questions, units, numeric changes.
-    if plan.scopes or plan.metric is not Metric.PRICE or plan.change:
+    # Not covered (yet): scope questions, units.
+    if plan.scopes or plan.metric is not Metric.PRICE:
         return point
+    if plan.change is not None:
+        return point if plan.is_past else with_change_intervals(plan, history, forecast, point)
     if plan.which_month is not None:
         return _which_month(plan, history, forecast, point, rule) if forecast.grid else point
     if plan.comparison is Comparison.NONE and plan.threshold is None:
@@ -391,6 +393,52 @@ def with_intervals(plan: Plan, history: History, forecast: Forecast, point: Anal
             continue
         places = plan.wording.interval_decimals
         insert = f"{shown} ({label}: {bounds[0]:,.{places}f}–{bounds[1]:,.{places}f})"
+        text = text[:at] + insert + text[at + len(shown) :]
+        cursor = at + len(insert)
+    return replace(point, text=text)
+
+
+def with_change_intervals(
+    plan: Plan, history: History, forecast: Forecast, point: Analysis
+) -> Analysis:
+    """A change vs now with the interval of the change: the window target's bounds minus now.
+
+    Now (the current price) is observed, so the change's bounds are the target's shifted
+    (and, for a percentage, scaled) by it.
+    """
+    if forecast.level is None:
+        return point
+    relative = plan.change is ChangeMeasure.RELATIVE
+    agg = Aggregate.MEAN if plan.aggregate is Aggregate.EACH else plan.aggregate
+    sub = replace(plan, aggregate=agg)
+    text, cursor = point.text, 0
+    for ref, row in zip(plan.projects, point.answer, strict=False):
+        pts = forecast.points.get(ref, {})
+        future = [m for m in plan.window.months if m > plan.reference_month and m in pts]
+        if not future or any(pts[m].lo is None or pts[m].hi is None for m in future):
+            continue
+        base = _current(plan, ref, history)
+        bounds = []
+        for side in ("lo", "hi"):
+            by_month = {m: float(getattr(pts[m], side)) for m in future}
+
+            def pick(month: Month, by_month: dict = by_month) -> np.ndarray:
+                return np.full(1, by_month[month])
+
+            end = float(_aggregate(sub, ref, history, pts, pick, 1)[0])
+            bounds.append(100 * (end - base) / base if relative else end - base)
+        value = float(row[-1])  # type: ignore[arg-type]
+        shown = f"{value:+.2f}%" if relative else f"{value:+,.2f}"
+        at = text.find(shown, cursor)
+        if at < 0 or not np.isfinite(bounds).all():
+            continue
+        label = f"{forecast.level:.0%}"
+        spans = (
+            f"{bounds[0]:+.1f}% to {bounds[1]:+.1f}%"
+            if relative
+            else f"{bounds[0]:+,.0f} to {bounds[1]:+,.0f}"
+        )
+        insert = f"{shown} ({label}: {spans})"
         text = text[:at] + insert + text[at + len(shown) :]
         cursor = at + len(insert)
     return replace(point, text=text)
