@@ -258,7 +258,7 @@ def fit_store_model(
     if calibrate and forecaster.supports_quantiles and hasattr(forecaster, "residual_quantiles"):
         from foretab.forecast.calibrate import TooShort, conformal_quantiles
 
-        progress(f"calibrating {name}'s intervals on a 12-month backtest", 0, 0)
+        progress(f"calibrating {name}'s intervals on a {BACKTEST_ORIGINS}-origin backtest", 0, 0)
         try:
             cal = conformal_quantiles(
                 panel.values,
