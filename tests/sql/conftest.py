@@ -11,13 +11,17 @@ from sql_stores import SqlStore, build_store
 
 
 @pytest.fixture(
-    scope="module",
+    scope="session",
     params=["duckdb", pytest.param("postgresql", marks=pytest.mark.postgres)],
 )
 def store(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[SqlStore]:
-    """The demo store on each backend (module-scoped: the tests must not change it)."""
+    """The demo store on each backend, built once per session for every guard test module.
+
+    The tests must not change it; the ones that try assert with ``snapshot`` that they did
+    not.
+    """
     tmp = tmp_path_factory.mktemp(f"sqlstore-{request.param}")
     if request.param == "postgresql":
         server = request.getfixturevalue("pg_server")
