@@ -9,6 +9,7 @@ import pytest
 from foretab.bench.corpus_forecast import bench_corpus
 from foretab.bench.forecast_bench import bench_forecast, bench_impute
 from foretab.forecast.neural import neural_available
+from foretab.forecast.registry import DEFAULT_FORECASTER
 from foretab.months import Month
 from foretab.store.ingest import ingest_path
 
@@ -24,7 +25,7 @@ def test_default_forecaster_beats_the_paper_on_val() -> None:
         FORE / "forecast_train.csv",
         FORE / "forecast_val.csv",
         FORE / "forecast_val.csv",
-        "naive,lgbm",
+        f"naive,{DEFAULT_FORECASTER}",
     )
     naive, lgbm = result.rows
     assert lgbm.default
