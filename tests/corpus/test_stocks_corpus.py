@@ -166,6 +166,13 @@ def test_refusals_say_what_this_corpus_answers(engine) -> None:
     assert "yuan" not in caught.value.message
 
 
+def test_an_unknown_symbol_is_named_in_the_schemas_words(engine) -> None:
+    with pytest.raises(QuestionError) as caught:
+        engine.ask("What will the price of XYZW be next month?")
+    assert "no stock" in caught.value.message and "foretab projects" in caught.value.message
+    assert "(, )" not in "; ".join(caught.value.suggestions)
+
+
 def test_units_questions_are_refused_for_a_corpus_without_them(engine) -> None:
     with pytest.raises(QuestionError):
         engine.ask("How many units of AAPL were sold in 2008?")

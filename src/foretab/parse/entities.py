@@ -106,7 +106,11 @@ def _place_keys(name: str, aliases: Iterable[str]) -> set[str]:
 class EntityIndex:
     """Build once per store (a few hundred ms for ~5,600 projects); link in ~1 ms."""
 
-    def __init__(self, entries: Sequence[ProjectEntry], words: Sequence[str] = ()) -> None:
+    def __init__(
+        self, entries: Sequence[ProjectEntry], words: Sequence[str] = (), noun: str = "project"
+    ) -> None:
+        # ``noun``: what the corpus schema calls an entity ("project", "stock"), for messages.
+        self.noun = noun
         self.entries: tuple[ProjectEntry, ...] = tuple(entries)
         self.refs = tuple(
             ProjectRef(e.city, e.district, e.project, _zh(e.aliases)) for e in self.entries
@@ -410,9 +414,9 @@ class EntityIndex:
         if not resolved:
             where = self._where(city_names, place_set)
             raise UnknownEntityError(
-                f"no project{where} is named in the question {question!r}; "
-                "name one as it appears in the store (`foretab tables --db DB` lists its districts "
-                "and years; `foretab sql` can list a table's projects)",
+                f"no {self.noun}{where} is named in the question {question!r}; "
+                "name one as it appears in the store (`foretab projects --db DB` lists them; "
+                "`foretab tables --db DB` lists the tables and years)",
                 suggestions=self._suggest(question, scope_ids),
             )
         ordered: list[ProjectRef] = []
@@ -492,7 +496,8 @@ class EntityIndex:
 
     def _label(self, pid: int) -> str:
         ref = self.refs[pid]
-        return f"{ref.project} ({ref.district}, {ref.city})"
+        place = ", ".join(part for part in (ref.district, ref.city) if part)
+        return f"{ref.project} ({place})" if place else ref.project
 
     @staticmethod
     def _where(city_names: Sequence[str], places: Sequence[tuple[str, str]]) -> str:
