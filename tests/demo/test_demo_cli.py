@@ -91,11 +91,14 @@ def test_run_demo_queries_through_the_guard(tmp_path: Path) -> None:
     from rich.console import Console
 
     from foretab.demo.run import run_demo
+    from foretab.forecast.store import STORE_DEFAULT_FORECASTER
 
     out = io.StringIO()
     # The default forecaster: `foretab demo` trains it and answers the sample questions.
     result = run_demo(str(tmp_path / "g.duckdb"), console=Console(file=out, width=200))
-    assert re.search(r"Forecaster lgbm trained on \d+ projects", out.getvalue())
+    assert re.search(
+        rf"Forecaster {STORE_DEFAULT_FORECASTER} trained on \d+ projects", out.getvalue()
+    )
     assert "will be" in out.getvalue()  # forecasting questions were answered
     assert result.ingest.history_tables == result.overview.history_tables > 0
     assert result.overview.projects == 180
