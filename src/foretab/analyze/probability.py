@@ -100,13 +100,7 @@ def decide(
     best = int(np.argmax(probs))
     zh = plan.language is Language.ZH
     if rule == "point" or probs[best] <= probs[point_code]:
-        p = f"{probs[point_code]:.0%}"
-        text = (
-            point.text.rstrip("。") + f"（按预测分布，概率 {p}）。"
-            if zh
-            else point.text.rstrip(".") + f"; probability {p} from the forecast distribution."
-        )
-        return replace(point, text=text, probability=float(probs[point_code]), decision=rule)
+        return _point_kept(point, float(probs[point_code]), zh, rule)
     answer = _decode(plan, best)
     other = _plain(_decode(plan, point_code))
     if zh:
@@ -120,6 +114,17 @@ def decide(
             f"point forecasts alone give {other} ({probs[point_code]:.0%})."
         )
     return Analysis(answer, text, float(probs[best]), rule)
+
+
+def _point_kept(point: Analysis, probability: float, zh: bool, rule: str) -> Analysis:
+    """The point forecast's answer, with its probability under the forecast distribution."""
+    p = f"{probability:.0%}"
+    text = (
+        point.text.rstrip("。") + f"（按预测分布，概率 {p}）。"
+        if zh
+        else point.text.rstrip(".") + f"; probability {p} from the forecast distribution."
+    )
+    return replace(point, text=text, probability=probability, decision=rule)
 
 
 def _which_month(
@@ -153,13 +158,7 @@ def _which_month(
     best = int(np.argmax(probs))
     zh = plan.language is Language.ZH
     if rule == "point" or probs[best] <= probs[point_code]:
-        p = f"{probs[point_code]:.0%}"
-        text = (
-            point.text.rstrip("。") + f"（按预测分布，概率 {p}）。"
-            if zh
-            else point.text.rstrip(".") + f"; probability {p} from the forecast distribution."
-        )
-        return replace(point, text=text, probability=float(probs[point_code]), decision=rule)
+        return _point_kept(point, float(probs[point_code]), zh, rule)
     chosen, other = months[best], months[point_code]
     if zh:
         text = (
