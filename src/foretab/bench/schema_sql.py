@@ -67,6 +67,4 @@ class RenamingConnection:
         self._renames = renames
 
     def execute(self, sql: str, *args: Any) -> duckdb.DuckDBPyConnection:
-        if sql.lstrip().upper().startswith(("ATTACH", "USE ")):
-            return self._conn.execute(sql, *args)
         return self._conn.execute(self._renames.sql(sql), *args)

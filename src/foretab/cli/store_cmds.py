@@ -189,7 +189,7 @@ def tables(
         entries = [e for e in store.catalog() if keep(e.city, e.district)]
         schema = store.schema
     # Columns for the schema's outer levels only, under its names ("city", "district").
-    levels = [(slot, lv.name) for slot in ("city", "district") if (lv := schema.slot_level(slot))]
+    levels = schema.group_slots
     if as_json:
         rows = [
             {

@@ -29,7 +29,7 @@ from foretab.errors import ForetabError
 _IDENTIFIER = re.compile(r"[a-z][a-z0-9_]{0,39}")
 # Table names are ``<fixed text and snake-cased level values>_<year>``; foretab's own tables
 # and every system catalog are out of reach of any template.
-_RESERVED_PREFIXES = ("foretab_", "pg_", "sqlite_", "duckdb_", "information_schema", "sys")
+RESERVED_PREFIXES = ("foretab_", "pg_", "sqlite_", "duckdb_", "information_schema", "sys")
 SLOTS = ("city", "district", "project")  # the engine's entity slots, outermost first
 
 
@@ -173,6 +173,12 @@ class CorpusSchema(_Frozen):
         summed = self.summed.sql_column if self.summed else None
         return TableColumns(self.leaf_sql_column, "month", self.primary.sql_column, summed)
 
+    @property
+    def group_slots(self) -> tuple[tuple[str, str], ...]:
+        """(engine slot, level name) of each level above the leaf, outermost first."""
+        slots = SLOTS[len(SLOTS) - len(self.levels) : -1]
+        return tuple(zip(slots, (level.name for level in self.groups), strict=True))
+
     def slot_level(self, slot: str) -> Level | None:
         """The level filling an engine slot (``city``/``district``/``project``), or None."""
         offset = len(SLOTS) - len(self.levels)
@@ -267,8 +273,8 @@ def _check_template(
     if table_name:
         if not template.endswith("_{year}") or not re.match(r"[a-z]", template):
             raise ValueError(f"{where} must start with a letter and end with _{{year}}")
-        if template.startswith(_RESERVED_PREFIXES):
-            raise ValueError(f"{where} must not start with {', '.join(_RESERVED_PREFIXES)}")
+        if template.startswith(RESERVED_PREFIXES):
+            raise ValueError(f"{where} must not start with {', '.join(RESERVED_PREFIXES)}")
 
 
 def _first_error(exc: Exception) -> str:

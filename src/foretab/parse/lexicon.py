@@ -45,18 +45,6 @@ class Lexicon:
             words_zh = [w for w in (measure.name_zh, measure.short_zh, *measure.synonyms_zh) if w]
             if words_zh:
                 zh.append((_alternatives(words_zh, word_bounds=False), metric.value))
-        level_en = {
-            word
-            for level in schema.levels
-            for phrase in (level.name, level.plural_name, *level.words_en)
-            for word in phrase.lower().split()
-        }
-        measure_en = {
-            word
-            for measure, _ in roles
-            for phrase in (measure.name, *measure.synonyms_en)
-            for word in phrase.lower().split()
-        }
         known = vocab.QUESTION_WORDS | vocab.FILLER_EN
         known_zh = vocab.FILLER_ZH | set(vocab.ZH_WORDS) | set(vocab.ZH_PLACE_LEVELS)
         return cls(
@@ -64,7 +52,7 @@ class Lexicon:
             measures_zh=tuple((re.compile(p), what) for p, what in zh),
             # Only words the vocabulary does not read already: a default-schema question
             # parses exactly as before.
-            filler_en=frozenset((level_en | measure_en) - known),
+            filler_en=schema.words_en - known,
             # Two characters or more: a lone 区 or 股 is part of a name as often as not.
             filler_zh=frozenset(w for lv in schema.levels for w in lv.words_zh if len(w) > 1)
             - known_zh,

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from foretab.core.catalog import CaptionMatch, CatalogEntry, Retrieval
 from foretab.core.plan import Plan, Task
-from foretab.corpus.schema import SLOTS, CorpusSchema, default_schema, snake
+from foretab.corpus.schema import CorpusSchema, default_schema, snake
 from foretab.months import Month
 from foretab.retrieve.bm25 import CaptionIndex
 
@@ -34,9 +34,8 @@ def required_captions(plan: Plan, schema: CorpusSchema | None = None) -> list[st
     schema = schema or default_schema()
     first, last = history_span(plan)
     captions: list[str] = []
-    slots = [(slot, level.name) for slot in SLOTS[:-1] if (level := schema.slot_level(slot))]
     for ref in plan.projects:
-        groups = {name: getattr(ref, slot) for slot, name in slots}
+        groups = {name: getattr(ref, slot) for slot, name in schema.group_slots}
         for year in range(first.year, last.year + 1):
             text = schema.caption(groups, year)
             if text not in captions:

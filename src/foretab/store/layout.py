@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from foretab.corpus.schema import SLOTS, CorpusSchema, TableColumns, default_schema, snake
+from foretab.corpus.schema import CorpusSchema, TableColumns, default_schema, snake
 from foretab.months import Month
 from foretab.store.catalog import CatalogEntry
 from foretab.store.validate import CleanCorpus
@@ -64,12 +64,11 @@ def _side(frame: pd.DataFrame, extras: tuple[str, ...], schema: CorpusSchema) ->
     names = extra_column_names(extras, columns.standard)
     year = frame["month"].str.slice(0, 4).astype(int)
     keys = pd.DataFrame({"city": frame["city"], "district": frame["district"], "year": year})
-    group_slots = [(slot, level.name) for slot in SLOTS[:-1] if (level := schema.slot_level(slot))]
     specs: list[CatalogEntry] = []
     table_of_row = pd.Series("", index=frame.index, dtype=object)
     for (city, district, yr), idx in keys.groupby(["city", "district", "year"]).groups.items():
         slot_values = {"city": str(city), "district": str(district)}
-        groups = {name: slot_values[slot] for slot, name in group_slots}
+        groups = {name: slot_values[slot] for slot, name in schema.group_slots}
         name = schema.table_name(groups, int(yr))
         table_of_row.loc[idx] = name
         specs.append(

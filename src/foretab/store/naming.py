@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from foretab.corpus.schema import default_schema, snake
+from foretab.corpus.schema import RESERVED_PREFIXES, default_schema, snake
 
 __all__ = ["is_table_name", "snake", "table_name"]
 
@@ -29,7 +29,6 @@ def table_name(district: str, city: str, year: int) -> str:
 # ``<letters, digits, underscores>_<year>`` and nothing foretab or a database keeps for
 # itself: the shape every corpus schema's table template produces.
 _TABLE_NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*_\d{4}")
-_RESERVED = ("foretab_", "pg_", "sqlite_", "duckdb_", "information_schema", "sys")
 
 
 def is_table_name(name: object) -> bool:
@@ -41,5 +40,5 @@ def is_table_name(name: object) -> bool:
     return (
         isinstance(name, str)
         and _TABLE_NAME.fullmatch(name) is not None
-        and not name.startswith(_RESERVED)
+        and not name.startswith(RESERVED_PREFIXES)
     )

@@ -305,11 +305,12 @@ def _deduplicate(
 
 def _check_names(frame: pd.DataFrame, source: str, schema: CorpusSchema) -> None:
     """Every group of tables gets a distinct, valid SQL name."""
-    slots = [slot for slot in SLOTS[:-1] if schema.slot_level(slot) is not None]
+    slots = [slot for slot, _ in schema.group_slots]
+    level_names = [name for _, name in schema.group_slots]
     seen: dict[str, tuple[str, ...]] = {}
     groups = frame[slots].drop_duplicates().itertuples(index=False) if slots else [()]
     for values in groups:
-        named = {schema.slot_level(s).name: str(v) for s, v in zip(slots, values, strict=True)}  # type: ignore[union-attr]
+        named = {name: str(v) for name, v in zip(level_names, values, strict=True)}
         label = ", ".join(repr(v) for v in reversed(named.values()))
         name = schema.table_name(named, 2000)[:-5]
         if any(not snake(v) for v in named.values()):
