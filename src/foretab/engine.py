@@ -195,7 +195,7 @@ class Engine:
             )
         analysis, seconds = _timed(lambda: self.analyzer.analyze(plan, read.history, forecast))
         steps.extend(self._inner_steps())
-        steps.append(AnalyzeStep(self.analyzer.name, seconds))
+        steps.append(AnalyzeStep(self.analyzer.name, seconds, analysis.uncertainty))
         return Answer(
             question=question,
             answer=analysis.answer,
@@ -208,6 +208,7 @@ class Engine:
             engine=self.kind,
             probability=analysis.probability,
             decision=analysis.decision,
+            intervals=analysis.intervals,
         )
 
     def _inner_steps(self) -> list[Step]:

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from foretab.analyze.answer import analyze
-from foretab.analyze.scope import _outcome
+from foretab.analyze.scope import scope_outcome as _outcome
 from foretab.core.catalog import ProjectEntry
 from foretab.core.plan import (
     Aggregate,

@@ -224,3 +224,43 @@ def test_cli_build_run_and_report(
         ],
     )
     assert bad.exit_code == 2 and "foretab bench build" in bad.output
+
+
+@dataclass(frozen=True)
+class FakeInterval:
+    row: int
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True)
+class IntervalAnswer:
+    answer: list[list[str | float]]
+    trace: FakeTrace
+    intervals: tuple[FakeInterval, ...]
+
+
+def test_interval_coverage_counts_gold_numbers_inside_their_intervals(
+    test_items: list[QAItem],
+) -> None:
+    numeric = [i for i in test_items if i.task == "forecast" and not is_categorical(i)]
+    covered = {i.id for i in numeric[::2]}  # every other question's interval holds its gold
+
+    class Engine:
+        def ask(self, question: str) -> IntervalAnswer:
+            item = next(i for i in numeric if i.question == question)
+            rows = item.answer
+            shift = 0.0 if item.id in covered else 1_000.0
+            bounds = tuple(
+                FakeInterval(k, float(r[-1]) - 1 + shift, float(r[-1]) + 1 + shift)
+                for k, r in enumerate(rows)
+            )
+            return IntervalAnswer(rows, FakeTrace(item.tables), bounds)
+
+    data = run_benchmark(Engine(), numeric, ablation="none").to_dict()
+    n_numbers = sum(len(i.answer) for i in numeric)
+    inside = sum(len(i.answer) for i in numeric if i.id in covered)
+    assert data["intervals"]["n"] == n_numbers
+    assert data["intervals"]["coverage"] == pytest.approx(inside / n_numbers)
+    assert data["intervals"]["mean_width"] == pytest.approx(2.0)
+    assert data["intervals"]["by_kind"]["other"]["n"] == n_numbers

@@ -41,6 +41,7 @@ from foretab.analyze.values import (
     target,
     window_text,
     window_values,
+    with_assumption,
     zh_month,
 )
 from foretab.core.plan import (
@@ -120,7 +121,7 @@ def analyze(
     ``scopes`` the outcomes a past scope question's SQL computed (``History.scopes``).
     """
     if plan.scopes:
-        return _with_assumption(plan, analyze_scope(plan, history, future, units or {}, scopes))
+        return with_assumption(plan, analyze_scope(plan, history, future, units or {}, scopes))
     if not plan.projects:
         raise QuestionError("the plan names no project")
     if plan.which_month is not None:
@@ -133,15 +134,7 @@ def analyze(
         result = _numeric(plan, history, future)
     else:
         result = _reasoning(plan, history, future)
-    return _with_assumption(plan, result)
-
-
-def _with_assumption(plan: Plan, result: Analysis) -> Analysis:
-    if not plan.assumption:
-        return result
-    if plan.language is Language.ZH:
-        return Analysis(result.answer, f"{result.text}（{plan.assumption}）")
-    return Analysis(result.answer, f"{result.text} ({plan.assumption})")
+    return with_assumption(plan, result)
 
 
 def _values(

@@ -1,24 +1,19 @@
 """Probabilities of reasoning answers from the forecast distribution, and the decision.
 
 A forecast that carries quantiles (``Forecast.grid`` / ``ForecastPoint.quantiles``) is a
-predictive distribution per project and month. Scenarios are drawn from it:
+predictive distribution per entity and month; ``foretab.analyze.scenarios`` draws
+scenarios from it (months of one entity through a Gaussian copula, entities independent
+unless a shared shock is set). Each scenario is run through the same rules as the point
+answer (``analyze.answer``): the probability of an answer is the share of scenarios that
+give it. The *most-probable* decision takes the answer with the highest probability — the
+choice that maximises the chance of being exactly right — which need not be the point
+forecasts' verdict. Scope answers: ``foretab.analyze.scope_odds``.
 
-* **within a project, correlated across months** (a Gaussian copula, correlation
-  ``MONTH_CORRELATION``): a project's forecast errors persist (one that comes in 10% low
-  in March is low in April too), but a month's price is the average of a few sales and
-  carries noise of its own, so the maximum of a window's months is likelier above the
-  maximum of their medians than a comonotone draw says (0.5 was chosen on the QA val
-  split over 0, 0.2, 0.7 and the comonotone 1);
-* **across projects, independent**: the model's errors are assumed unrelated between
-  projects (a simplification: projects of one district share market shocks).
-
-Each scenario is run through the same rules as the point answer (``analyze.answer``):
-the probability of an answer is the share of scenarios that give it. The *most-probable*
-decision takes the answer with the highest probability — the choice that maximises the
-chance of being exactly right — which need not be the point forecasts' verdict.
-
-Numeric answers get their interval instead: for a monotone aggregate of comonotone
-months, the bounds are the aggregate of the months' bounds (months up to R are fixed).
+Numeric answers get their interval instead. One month's value has the forecast's own
+interval; a mean / max / min over several months takes the quantiles of that aggregate
+over the same scenarios (so intervals and probabilities share one predictive model;
+months up to R are fixed). Without a distribution (interval bounds only) the bounds are
+the aggregate of the months' bounds, which assumes the months move together.
 """
 
 from __future__ import annotations
@@ -28,6 +23,17 @@ from dataclasses import replace
 
 import numpy as np
 
+from foretab.analyze import scenarios
+from foretab.analyze.intervals import with_change_intervals, with_intervals
+from foretab.analyze.scenarios import (
+    draw_months,
+    draw_targets,
+    groups_of,
+    has_distribution,
+    window_table,
+)
+from foretab.analyze.scope_odds import decide_scope
+from foretab.analyze.values import probability_text
 from foretab.core.plan import (
     Aggregate,
     ChangeMeasure,
@@ -46,13 +52,6 @@ from foretab.months import Month
 #: ``point``: the point forecasts' verdict; ``most-probable``: the answer most likely right.
 DECISIONS = ("most-probable", "point")
 DEFAULT_DECISION = "most-probable"  # won on the QA val split (README)
-N_SCENARIOS = 4000
-#: Correlation of one project's forecast errors between future months (Gaussian copula):
-#: 1 is comonotone. Monthly prices are averages of a few sales, so much of a month's error
-#: is its own; chosen on the QA val split (README).
-MONTH_CORRELATION = 0.5
-#: Scenarios are drawn with a fixed seed: the same question gets the same answer.
-SEED = 0
 
 
 def check_decision(rule: str | None) -> str:
@@ -76,16 +75,17 @@ def decide(
     """
     if not plan.needs_forecast or not forecast.points:
         return point
-    # Not covered (yet): scope questions, units.
-    if plan.scopes or plan.metric is not Metric.PRICE:
-        return point
+    if plan.scopes:
+        return decide_scope(plan, history, forecast, point, rule)
+    if plan.metric is not Metric.PRICE:
+        return point  # units are known for past months only (the planner refuses the rest)
     if plan.change is not None:
         return point if plan.is_past else with_change_intervals(plan, history, forecast, point)
     if plan.which_month is not None:
         return _which_month(plan, history, forecast, point, rule) if forecast.grid else point
     if plan.comparison is Comparison.NONE and plan.threshold is None:
         return with_intervals(plan, history, forecast, point)
-    if not forecast.grid:
+    if not has_distribution(forecast, plan.projects):
         return point
     outcome = _threshold if plan.threshold is not None else _OUTCOMES.get(plan.comparison)
     if outcome is None:
@@ -99,8 +99,9 @@ def decide(
     point_code = int(outcome(plan, point_targets[None, :], currents)[0])
     best = int(np.argmax(probs))
     zh = plan.language is Language.ZH
+    how = f"probability: share of {_how()} giving the answer"
     if rule == "point" or probs[best] <= probs[point_code]:
-        return _point_kept(point, float(probs[point_code]), zh, rule)
+        return _point_kept(point, float(probs[point_code]), zh, rule, how)
     answer = _decode(plan, best)
     other = _plain(_decode(plan, point_code))
     if zh:
@@ -113,18 +114,22 @@ def decide(
             f"{_words(plan, answer)} — the most probable answer ({probs[best]:.0%}); the "
             f"point forecasts alone give {other} ({probs[point_code]:.0%})."
         )
-    return Analysis(answer, text, float(probs[best]), rule)
+    return Analysis(answer, text, float(probs[best]), rule, uncertainty=how)
 
 
-def _point_kept(point: Analysis, probability: float, zh: bool, rule: str) -> Analysis:
-    """The point forecast's answer, with its probability under the forecast distribution."""
-    p = f"{probability:.0%}"
-    text = (
-        point.text.rstrip("。") + f"（按预测分布，概率 {p}）。"
-        if zh
-        else point.text.rstrip(".") + f"; probability {p} from the forecast distribution."
+def _how(n: int = scenarios.N_SCENARIOS) -> str:
+    shared = scenarios.SHARED_CORRELATION
+    across = f"shared shock {shared:g} within a group" if shared > 0 else "entities independent"
+    return (
+        f"{n:,} scenarios from the forecast quantiles (months through a Gaussian copula, "
+        f"correlation {scenarios.MONTH_CORRELATION:g}; {across})"
     )
-    return replace(point, text=text, probability=probability, decision=rule)
+
+
+def _point_kept(point: Analysis, probability: float, zh: bool, rule: str, how: str) -> Analysis:
+    """The point forecast's answer, with its probability under the forecast distribution."""
+    text = probability_text(point.text, probability, zh)
+    return replace(point, text=text, probability=probability, decision=rule, uncertainty=how)
 
 
 def _which_month(
@@ -132,33 +137,24 @@ def _which_month(
 ) -> Analysis:
     """The share of scenarios peaking (or bottoming) in each month of the window."""
     ref = plan.projects[0]
-    points = forecast.points.get(ref, {})
-    levels = _month_levels(np.random.default_rng(SEED), sorted(points))
-    grid = np.asarray(forecast.grid)
-    months, cols = [], []
-    observed = history[ref]
-    for month in plan.window.months:
-        if month > plan.reference_month and month in points:
-            p = points[month]
-            qs = np.asarray(p.quantiles) if p.quantiles else np.full(grid.size, p.value)
-            cols.append(np.interp(levels[month], grid, qs))
-        elif month <= plan.reference_month and month in observed:
-            cols.append(np.full(N_SCENARIOS, round(float(observed[month]), 2)))
-        else:
-            continue
-        months.append(month)
-    labels = [m.label for m in months]
-    if not cols or [point.answer[0][0]] != point.answer[0] or point.answer[0][0] not in labels:
+    if not has_distribution(forecast, (ref,)):
         return point
-    table = np.column_stack(cols)
+    whole = window_table(plan, (ref,), history, forecast)
+    present = whole.present[0]
+    months = [m for m, k in zip(plan.window.months, present, strict=True) if k]
+    labels = [m.label for m in months]
+    if not months or [point.answer[0][0]] != point.answer[0] or point.answer[0][0] not in labels:
+        return point
+    table = draw_months(whole)[:, 0, present]
     highest = plan.which_month is Extreme.HIGHEST
     codes = (np.argmax if highest else np.argmin)(table, axis=1)  # ties: the earliest
     probs = np.bincount(codes, minlength=len(months)) / codes.size
     point_code = labels.index(str(point.answer[0][0]))
     best = int(np.argmax(probs))
     zh = plan.language is Language.ZH
+    how = f"probability: share of {_how()} peaking or bottoming in that month"
     if rule == "point" or probs[best] <= probs[point_code]:
-        return _point_kept(point, float(probs[point_code]), zh, rule)
+        return _point_kept(point, float(probs[point_code]), zh, rule, how)
     chosen, other = months[best], months[point_code]
     if zh:
         text = (
@@ -171,42 +167,22 @@ def _which_month(
             f"{plan.wording.value} of {ref.project} ({probs[best]:.0%}); the point forecasts "
             f"alone give {other.label} ({probs[point_code]:.0%})."
         )
-    return Analysis([[chosen.label]], text, float(probs[best]), rule)
+    return Analysis([[chosen.label]], text, float(probs[best]), rule, uncertainty=how)
 
 
 # --- scenarios ---------------------------------------------------------------------------
 
 
-def _month_levels(rng: np.random.Generator, months: Sequence[Month]) -> dict[Month, np.ndarray]:
-    """One project's quantile level per month and scenario (the Gaussian copula)."""
-    from scipy.special import ndtr  # LightGBM's own dependency
-
-    rho = MONTH_CORRELATION
-    common = rng.standard_normal(N_SCENARIOS)
-    return {
-        m: ndtr(np.sqrt(rho) * common + np.sqrt(1 - rho) * rng.standard_normal(N_SCENARIOS))
-        for m in months
-    }
+def _target_aggregate(plan: Plan) -> Aggregate:
+    if plan.aggregate in (Aggregate.MAX, Aggregate.MIN):
+        return plan.aggregate
+    return Aggregate.MEAN  # MEAN, and VALUE (one column)
 
 
 def _scenario_targets(plan: Plan, history: History, forecast: Forecast) -> np.ndarray:
-    """``[scenarios, projects]`` window targets, correlated months, independent projects."""
-    rng = np.random.default_rng(SEED)
-    grid = np.asarray(forecast.grid)
-    out = np.empty((N_SCENARIOS, len(plan.projects)))
-    for j, ref in enumerate(plan.projects):
-        points = forecast.points.get(ref, {})
-        # Gaussian copula: each month's level = a shared part + the month's own noise.
-        levels = _month_levels(rng, sorted(points))
-
-        def future(month: Month, levels: Mapping = levels, points: Mapping = points) -> np.ndarray:
-            p = points[month]
-            if not p.quantiles:
-                return np.full(N_SCENARIOS, p.value)
-            return np.interp(levels[month], grid, np.asarray(p.quantiles))
-
-        out[:, j] = _aggregate(plan, ref, history, points, future, N_SCENARIOS)
-    return out
+    """``[scenarios, projects]`` window targets (``foretab.analyze.scenarios``)."""
+    table = window_table(plan, plan.projects, history, forecast)
+    return draw_targets(table, _target_aggregate(plan), groups=groups_of(plan.projects))
 
 
 def _point_targets(plan: Plan, history: History, forecast: Forecast) -> np.ndarray:
@@ -360,105 +336,3 @@ def _words(plan: Plan, answer: list[list[str | float]]) -> str:
     if shown == "None":
         return f"None of them will {word}{most} {when} compared with now"
     return f"{shown} will {word}{most} {when} compared with now"
-
-
-# --- intervals of numeric answers ------------------------------------------------------
-
-
-def with_intervals(plan: Plan, history: History, forecast: Forecast, point: Analysis) -> Analysis:
-    """``point`` with "(80%: lo–hi)" after each forecast value in its text."""
-    if forecast.level is None:
-        return point
-    label = f"{forecast.level:.0%}"
-    text = point.text
-    cursor = 0
-    for ref, months, value in _numeric_targets(plan, point):
-        pts = forecast.points.get(ref, {})
-        future = [m for m in months if m > plan.reference_month and m in pts]
-        if not future or any(pts[m].lo is None or pts[m].hi is None for m in future):
-            continue
-        bounds = []
-        for side in ("lo", "hi"):
-            by_month = {m: getattr(pts[m], side) for m in future}
-
-            def pick(month: Month, by_month: dict = by_month) -> np.ndarray:
-                return np.full(1, by_month[month])
-
-            sub = replace(plan, window=replace(plan.window, first=months[0], last=months[-1]))
-            bounds.append(float(_aggregate(sub, ref, history, pts, pick, 1)[0]))
-        shown = f"{value:,.2f}"
-        at = text.find(shown, cursor)
-        if at < 0:
-            continue
-        places = plan.wording.interval_decimals
-        insert = f"{shown} ({label}: {bounds[0]:,.{places}f}–{bounds[1]:,.{places}f})"
-        text = text[:at] + insert + text[at + len(shown) :]
-        cursor = at + len(insert)
-    return replace(point, text=text)
-
-
-def with_change_intervals(
-    plan: Plan, history: History, forecast: Forecast, point: Analysis
-) -> Analysis:
-    """A change vs now with the interval of the change: the window target's bounds minus now.
-
-    Now (the current price) is observed, so the change's bounds are the target's shifted
-    (and, for a percentage, scaled) by it.
-    """
-    if forecast.level is None:
-        return point
-    relative = plan.change is ChangeMeasure.RELATIVE
-    agg = Aggregate.MEAN if plan.aggregate is Aggregate.EACH else plan.aggregate
-    sub = replace(plan, aggregate=agg)
-    text, cursor = point.text, 0
-    for ref, row in zip(plan.projects, point.answer, strict=False):
-        pts = forecast.points.get(ref, {})
-        future = [m for m in plan.window.months if m > plan.reference_month and m in pts]
-        if not future or any(pts[m].lo is None or pts[m].hi is None for m in future):
-            continue
-        base = _current(plan, ref, history)
-        bounds = []
-        for side in ("lo", "hi"):
-            by_month = {m: float(getattr(pts[m], side)) for m in future}
-
-            def pick(month: Month, by_month: dict = by_month) -> np.ndarray:
-                return np.full(1, by_month[month])
-
-            end = float(_aggregate(sub, ref, history, pts, pick, 1)[0])
-            bounds.append(100 * (end - base) / base if relative else end - base)
-        value = float(row[-1])  # type: ignore[arg-type]
-        shown = f"{value:+.2f}%" if relative else f"{value:+,.2f}"
-        at = text.find(shown, cursor)
-        if at < 0 or not np.isfinite(bounds).all():
-            continue
-        label = f"{forecast.level:.0%}"
-        spans = (
-            f"{bounds[0]:+.1f}% to {bounds[1]:+.1f}%"
-            if relative
-            else f"{bounds[0]:+,.0f} to {bounds[1]:+,.0f}"
-        )
-        insert = f"{shown} ({label}: {spans})"
-        text = text[:at] + insert + text[at + len(shown) :]
-        cursor = at + len(insert)
-    return replace(point, text=text)
-
-
-def _numeric_targets(plan: Plan, point: Analysis) -> list[tuple[ProjectRef, list[Month], float]]:
-    """(project, months the value covers, value) for each number of a numeric answer."""
-    several = len(plan.projects) > 1
-    by_name = {ref.name(plan.language): ref for ref in plan.projects}
-    months_by_label = {m.label: m for m in plan.window.months}
-    out = []
-    for row in point.answer:
-        cells = list(row)
-        ref = by_name.get(str(cells.pop(0))) if several else plan.projects[0]
-        if ref is None:
-            continue
-        if plan.aggregate is Aggregate.EACH:
-            month = months_by_label.get(str(cells[0]))
-            if month is None:
-                continue
-            out.append((ref, [month], float(cells[1])))
-        else:
-            out.append((ref, plan.window.months, float(cells[0])))
-    return out

@@ -29,15 +29,17 @@ from foretab.errors import QuestionError
 Cell = str | float
 
 
-def _in(scope: ScopeRef, ref: ProjectRef) -> bool:
+def in_scope(scope: ScopeRef, ref: ProjectRef) -> bool:
+    """True when ``ref`` lies inside ``scope``."""
     return ref.city == scope.city and (scope.district is None or ref.district == scope.district)
 
 
-def _values(
+def scope_values(
     plan: Plan, scope: ScopeRef, metric: Metric, history: Mapping, future: Mapping
 ) -> list[tuple[ProjectRef, float]]:
+    """The scope's candidates in catalog order, each with its value over the window."""
     out: list[tuple[ProjectRef, float]] = []
-    for ref in sorted(r for r in plan.projects if _in(scope, r)):
+    for ref in sorted(r for r in plan.projects if in_scope(scope, r)):
         values = [
             v for _, v in window_values(plan, ref, merged(ref, history, future), strict=False)
         ]
@@ -71,7 +73,7 @@ def analyze_scope(
         )
     for i, scope in enumerate(plan.scopes):
         where = scope.name_zh if zh and scope.name_zh else scope.label
-        outcome = computed[i] if computed else _outcome(plan, scope, prices, future, units)
+        outcome = computed[i] if computed else scope_outcome(plan, scope, prices, future, units)
         if query.op is ScopeOp.COUNT:
             n = int(outcome.value or 0)
             answer.append([float(n)])
@@ -104,7 +106,7 @@ def analyze_scope(
     return Analysis(answer, text)
 
 
-def _outcome(
+def scope_outcome(
     plan: Plan,
     scope: ScopeRef,
     prices: Mapping[ProjectRef, Series],
@@ -117,7 +119,7 @@ def _outcome(
     by_metric = {Metric.PRICE: (prices, future), Metric.UNITS: (units, {})}
 
     def values(metric: Metric) -> list[tuple[ProjectRef, float]]:
-        return _values(plan, scope, metric, *by_metric[metric])
+        return scope_values(plan, scope, metric, *by_metric[metric])
 
     main = values(query.metric)
     if query.op is ScopeOp.COUNT:

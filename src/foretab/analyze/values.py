@@ -12,9 +12,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from decimal import ROUND_HALF_UP, Decimal
 
 from foretab.core.plan import Aggregate, Language, Metric, Plan, ProjectRef
+from foretab.core.stages import Analysis
 from foretab.errors import ForecastError, QuestionError
 from foretab.months import Month
 
@@ -109,3 +111,20 @@ def current_value(plan: Plan, ref: ProjectRef, history: Mapping[ProjectRef, Seri
             "compare with"
         )
     return round(float(series[max(past)]), 2)
+
+
+def with_assumption(plan: Plan, result: Analysis) -> Analysis:
+    """``result`` with the planner's assumption ("no time given: now") in its text."""
+    if not plan.assumption:
+        return result
+    if plan.language is Language.ZH:
+        return replace(result, text=f"{result.text}（{plan.assumption}）")
+    return replace(result, text=f"{result.text} ({plan.assumption})")
+
+
+def probability_text(text: str, probability: float, zh: bool) -> str:
+    """``text`` followed by the probability of its answer under the forecast distribution."""
+    p = f"{probability:.0%}"
+    if zh:
+        return text.rstrip("。") + f"（按预测分布，概率 {p}）。"
+    return text.rstrip(".") + f"; probability {p} from the forecast distribution."

@@ -160,6 +160,10 @@ class ItemResult:
     llm_seconds: float = 0.0
     #: reasoning answers: the stated probability that the answer is right (if any)
     probability: float | None = None
+    #: numeric answers: (gold, lo, hi) per gold item the answer's interval covers or not
+    intervals: tuple[tuple[float, float, float], ...] = ()
+    #: which kind of number the intervals bound ("one month", "window mean", "change", …)
+    interval_kind: str = ""
 
     @property
     def correct(self) -> bool:
@@ -185,6 +189,8 @@ class ItemResult:
             "llm_tokens": self.llm_tokens,
             "llm_seconds": round(self.llm_seconds, 3),
             "probability": self.probability,
+            "intervals": [list(i) for i in self.intervals],
+            "interval_kind": self.interval_kind or None,
         }
 
 
@@ -233,23 +239,32 @@ class RunResult:
             "errors": {"total": sum(errors.values()), "by_type": dict(errors.most_common())},
             "llm": _llm_totals(self.results),
             "calibration": calibration(self.results),
+            # Categorical forecast answers outside the reasoning task (scope picks, top N,
+            # ranges about the future) state probabilities too.
+            "calibration_other": calibration(self.results, task=None),
+            "intervals": interval_coverage(self.results),
             "per_template": per_template(self.results),
             "per_family": per_family(self.results),
         }
 
 
-def calibration(results: Sequence[ItemResult], bins: int = 10) -> dict[str, object]:
+def calibration(
+    results: Sequence[ItemResult], bins: int = 10, task: str | None = "reasoning"
+) -> dict[str, object]:
     """Reliability of the stated probabilities of reasoning answers.
 
     Per bin of stated probability: how many answers, their mean stated probability and
     the share that were exactly right; plus the Brier score. Answers without a stated
     probability (no forecast distribution, engine errors) are left out and counted.
+    ``task=None``: the categorical answers of every other task instead.
     """
-    pairs = [
-        (r.probability, r.correct)
-        for r in results
-        if r.item.task == "reasoning" and r.probability is not None
-    ]
+
+    def chosen(r: ItemResult) -> bool:
+        if task is None:
+            return r.item.task != "reasoning" and r.categorical is not None
+        return r.item.task == task
+
+    pairs = [(r.probability, r.correct) for r in results if chosen(r) and r.probability is not None]
     table = []
     for k in range(bins):
         lo, hi = k / bins, (k + 1) / bins
@@ -264,7 +279,7 @@ def calibration(results: Sequence[ItemResult], bins: int = 10) -> dict[str, obje
                     "observed": sum(c for _, c in group) / len(group),
                 }
             )
-    n_reasoning = sum(r.item.task == "reasoning" for r in results)
+    n_reasoning = sum(chosen(r) for r in results)
     brier = sum((p - c) ** 2 for p, c in pairs) / len(pairs) if pairs else None
     mean_p = sum(p for p, _ in pairs) / len(pairs) if pairs else None
     acc = sum(c for _, c in pairs) / len(pairs) if pairs else None
@@ -276,6 +291,29 @@ def calibration(results: Sequence[ItemResult], bins: int = 10) -> dict[str, obje
         "accuracy": acc,
         "bins": table,
     }
+
+
+def interval_coverage(results: Sequence[ItemResult]) -> dict[str, object]:
+    """Empirical coverage and mean width of the answers' intervals, by kind of number.
+
+    Every gold number of a numeric answer whose prediction carries an interval counts once
+    (the level is the run's, ``interval_level``).
+    """
+    by_kind: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+    for r in results:
+        if r.intervals:
+            by_kind[r.interval_kind or "other"].extend(r.intervals)
+
+    def summary(triples: Sequence[tuple[float, float, float]]) -> dict[str, object]:
+        n = len(triples)
+        return {
+            "n": n,
+            "coverage": sum(lo <= g <= hi for g, lo, hi in triples) / n if n else None,
+            "mean_width": sum(hi - lo for _, lo, hi in triples) / n if n else None,
+        }
+
+    every = [t for triples in by_kind.values() for t in triples]
+    return {**summary(every), "by_kind": {k: summary(v) for k, v in sorted(by_kind.items())}}
 
 
 def _llm_totals(results: Sequence[ItemResult]) -> dict[str, float]:
@@ -332,6 +370,9 @@ def _per_group(
             row["mae"] = score.mae
             row["mre"] = score.mre
             row["valid_completion_rate"] = score.valid_completion_rate
+        triples = [t for r in group for t in r.intervals]
+        if triples:
+            row["interval_coverage"] = sum(lo <= g <= hi for g, lo, hi in triples) / len(triples)
         table[template_id] = row
     return table
 
@@ -353,10 +394,14 @@ def evaluate_item(engine: EngineLike, item: QAItem, spec: AblationSpec) -> ItemR
     error: str | None = None
     source = ""
     probability: float | None = None
+    bounds: tuple[tuple[int, float, float], ...] = ()
+    kind = ""
     try:
         answer = engine.ask(item.question)
         probability = getattr(answer, "probability", None)
         predicted = _plain(getattr(answer, "answer", None))
+        bounds = tuple((i.row, i.lo, i.hi) for i in getattr(answer, "intervals", ()))
+        kind = _interval_kind(getattr(answer, "plan", None)) if bounds else ""
         trace = getattr(answer, "trace", None)
         retrieved = tuple(getattr(trace, "tables", ()) or ())
         source = str(getattr(trace, "future_source", "") or "")
@@ -384,7 +429,39 @@ def evaluate_item(engine: EngineLike, item: QAItem, spec: AblationSpec) -> ItemR
     return ItemResult(
         item, predicted, retrieved, seconds, error,
         numeric=score_numeric(item.answer, predicted), future_source=source, **llm,
+        intervals=_covered(item.answer, predicted, bounds), interval_kind=kind,
     )  # fmt: skip
+
+
+def _covered(
+    gold: object, predicted: object, bounds: Sequence[tuple[int, float, float]]
+) -> tuple[tuple[float, float, float], ...]:
+    """(gold, lo, hi) for each predicted row with an interval that matches a gold item."""
+    gold_items = numeric_items(gold) or {}
+    rows = predicted if isinstance(predicted, list) else []
+    out = []
+    for row, lo, hi in bounds:
+        keyed = numeric_items([rows[row]]) if 0 <= row < len(rows) else None
+        for key in keyed or {}:
+            if key in gold_items:
+                out.append((gold_items[key], lo, hi))
+    return tuple(out)
+
+
+def _interval_kind(plan: object) -> str:
+    """What kind of number an answer's intervals bound (for the coverage table)."""
+    from foretab.core.plan import Aggregate, Plan
+
+    if not isinstance(plan, Plan):
+        return "other"
+    if plan.scopes:
+        return "scope mean"
+    if plan.change is not None:
+        return "change vs now"
+    windowed = plan.aggregate in (Aggregate.MEAN, Aggregate.MAX, Aggregate.MIN)
+    if windowed and len(plan.future_months) > 1:
+        return f"window {plan.aggregate.value}"
+    return "one forecast month"
 
 
 def _plain(value: object) -> object:

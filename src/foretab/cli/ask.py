@@ -136,6 +136,11 @@ def explain(answer: Answer) -> list[str]:
         lines.append(f"{ref.project}: {basis.note or basis.months_used}{imputed}{last}")
     if answer.probability is not None:
         lines.append(f"probability of this answer {answer.probability:.0%} ({answer.decision})")
+    from foretab.core.trace import AnalyzeStep
+
+    how = next((s.uncertainty for s in answer.trace.steps if isinstance(s, AnalyzeStep)), "")
+    if how:
+        lines.append(how)
     return lines
 
 

@@ -9,6 +9,7 @@ from foretab.core.plan import Plan, Task
 from foretab.core.schema import (
     AnalyzeStepDoc,
     AnswerDoc,
+    AnswerIntervalDoc,
     BasisDoc,
     CaptionDoc,
     EntityDoc,
@@ -32,6 +33,7 @@ from foretab.core.schema import (
     WindowDoc,
 )
 from foretab.core.series import Forecast, History
+from foretab.core.stages import AnswerInterval
 from foretab.core.trace import (
     AnalyzeStep,
     ForecastStep,
@@ -63,6 +65,7 @@ class Answer:
     engine: str = "rules"
     probability: float | None = None
     decision: str | None = None
+    intervals: tuple[AnswerInterval, ...] = ()
 
     def to_doc(self) -> AnswerDoc:
         """The published JSON form (``foretab ask --json``, ``POST /api/ask``)."""
@@ -89,6 +92,10 @@ class Answer:
             interval_level=self.forecast.level,
             probability=None if self.probability is None else round(self.probability, 4),
             decision_rule=self.decision,
+            intervals=[
+                AnswerIntervalDoc(row=i.row, lo=round(i.lo, 2), hi=round(i.hi, 2))
+                for i in self.intervals
+            ],
             future_source=self.trace.future_source,
             timings={k: round(v * 1000, 3) for k, v in self.trace.timings.items()},
             steps=[_step_doc(s) for s in self.trace.steps],
@@ -252,4 +259,6 @@ def _step_doc(step: Step) -> StepDoc:
     if isinstance(step, PlanStep):
         return PlanStepDoc(implementation=step.implementation, ms=ms)
     assert isinstance(step, AnalyzeStep)
-    return AnalyzeStepDoc(implementation=step.implementation, ms=ms)
+    return AnalyzeStepDoc(
+        implementation=step.implementation, ms=ms, uncertainty=step.uncertainty or None
+    )

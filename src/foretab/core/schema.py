@@ -171,6 +171,9 @@ class AnalyzeStepDoc(_StepDoc):
     """The analysis step."""
 
     stage: Literal["analyze"] = "analyze"
+    uncertainty: str | None = Field(
+        None, description="how the answer's probability or intervals were computed"
+    )
 
 
 class LLMMessageDoc(Doc):
@@ -239,6 +242,14 @@ class LLMUsageDoc(Doc):
     seconds: float
 
 
+class AnswerIntervalDoc(Doc):
+    """The interval of one forecast number of an answer."""
+
+    row: int = Field(description="index of the answer row whose number it bounds")
+    lo: float
+    hi: float
+
+
 class AnswerDoc(Doc):
     """One answered question."""
 
@@ -261,6 +272,11 @@ class AnswerDoc(Doc):
     )
     decision_rule: str | None = Field(
         None, description="how the reasoning answer was chosen: 'point' or 'most-probable'"
+    )
+    intervals: list[AnswerIntervalDoc] = Field(
+        default_factory=list,
+        description="numeric answers about the future: the central interval (at "
+        "`interval_level`) of the number in `answer[row]`",
     )
     future_source: str
     timings: dict[str, float] = Field(description="milliseconds per stage and 'total'")

@@ -34,15 +34,28 @@ class HistoryRead:
 
 
 @dataclass(frozen=True, slots=True)
+class AnswerInterval:
+    """The central interval (at the forecast's level) of the number in ``answer[row]``."""
+
+    row: int
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True, slots=True)
 class Analysis:
     """The answer list (ODTQA-FoRe format) and a one-sentence text answer."""
 
     answer: list[list[Cell]]
     text: str
-    #: reasoning answers with a forecast distribution: the probability that ``answer``
+    #: categorical answers with a forecast distribution: the probability that ``answer``
     #: is exactly right (``foretab.analyze.probability``), and the rule that chose it
     probability: float | None = None
     decision: str | None = None
+    #: numeric answers about the future: an interval per forecast number of ``answer``
+    intervals: tuple[AnswerInterval, ...] = ()
+    #: how the probability or the intervals were computed (for the trace); empty: neither
+    uncertainty: str = ""
 
 
 class Planner(Protocol):

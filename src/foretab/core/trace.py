@@ -69,6 +69,8 @@ class AnalyzeStep:
 
     implementation: str
     seconds: float
+    #: how the answer's probability or intervals were computed (empty: it has neither)
+    uncertainty: str = ""
     stage: str = field(default="analyze", init=False)
 
 

@@ -1,0 +1,352 @@
+"""Scope answers about the future: probabilities of picks and lists, intervals of means.
+
+DESIGN §4, scope table; the scenarios are those of ``foretab.analyze.scenarios``.
+
+A scope's candidates are many (a city's hundreds of entities), so only those that can
+change the answer are drawn, and the proof is exact, not a heuristic: a scenario's target
+never leaves its bounds (``WindowTable.bounds``), so
+
+* for "highest" / "top N", an entity whose highest possible target lies below the N-th
+  largest lowest possible target is out of the top N in every scenario (likewise for
+  "lowest" / "cheapest N");
+* for a range, an entity whose bounds lie inside (outside) it is in (out of) the list in
+  every scenario; only the ones straddling an end are drawn.
+
+A scope's mean needs every candidate. To keep a question fast whatever the scope's
+size, the scenario count is cut so that about ``SCENARIO_CELLS`` (scenario, entity, month)
+cells are drawn (tens of milliseconds), never below a floor that keeps the Monte Carlo
+error small: 1,000 scenarios for a probability (standard error at most 1.6 points), 500
+for a mean's interval (the 10% / 90% quantiles of a near-normal mean then err by about
+6% of the interval's half-width).
+
+Units sold are not forecast (the planner refuses future units questions, so "best-selling"
+and totals of units never reach here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from foretab.analyze import scenarios
+from foretab.analyze.scenarios import (
+    N_SCENARIOS,
+    draw_targets,
+    groups_of,
+    has_distribution,
+    interval,
+    window_table,
+)
+from foretab.analyze.scope import analyze_scope, scope_values
+from foretab.analyze.values import probability_text, with_assumption
+from foretab.core.plan import (
+    Aggregate,
+    Extreme,
+    Language,
+    Metric,
+    Plan,
+    ProjectRef,
+    ScopeOp,
+    ScopeQuery,
+)
+from foretab.core.series import Forecast, History, ScopeOutcome
+from foretab.core.stages import Analysis, AnswerInterval
+
+SCENARIO_CELLS = 500_000
+MIN_SCENARIOS_PROBABILITY = 1_000
+MIN_SCENARIOS_INTERVAL = 500
+#: picks, rankings and ranges: the answer is categorical, as for named entities
+_CATEGORICAL = (ScopeOp.PICK, ScopeOp.TOP, ScopeOp.FILTER)
+
+
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """One scope's candidates (catalog order), their point targets and the point answer."""
+
+    refs: tuple[ProjectRef, ...]
+    points: np.ndarray
+    picked: tuple[ProjectRef, ...]
+
+
+def decide_scope(
+    plan: Plan, history: History, forecast: Forecast, point: Analysis, rule: str
+) -> Analysis:
+    """``point`` (the scope answer on point forecasts) with its probability or interval."""
+    query = plan.scope
+    assert query is not None
+    if plan.is_past or query.metric is not Metric.PRICE or query.rank_by is not Metric.PRICE:
+        return point  # past windows are exact; units are never forecast
+    scopes = _scopes(plan, history, forecast)
+    refs = sorted({ref for s in scopes for ref in s.refs})
+    if not refs or not has_distribution(forecast, refs):
+        return point
+    if query.op is ScopeOp.MEAN:
+        return _mean_interval(plan, history, forecast, point, scopes, refs)
+    if query.op not in _CATEGORICAL:
+        return point
+    return _categorical(plan, history, forecast, point, scopes, rule)
+
+
+def _scopes(plan: Plan, history: History, forecast: Forecast) -> list[_Scope]:
+    """Each scope's candidates and point answer, by the rules of ``analyze.scope``."""
+    query = plan.scope
+    assert query is not None
+    future = forecast.values()
+    out = []
+    for scope in plan.scopes:
+        values = scope_values(plan, scope, Metric.PRICE, history.series, future)
+        refs = tuple(ref for ref, _ in values)
+        points = np.asarray([v for _, v in values], dtype=float)
+        if query.op is ScopeOp.FILTER:
+            picked = tuple(r for r, v in values if _inside(query.low, query.high, v))
+        else:
+            n = 1 if query.op is ScopeOp.PICK else query.n
+            order = _order(points, query.extreme)
+            picked = tuple(refs[i] for i in order[:n])
+        out.append(_Scope(refs, points, picked))
+    return out
+
+
+def _inside(low: float | None, high: float | None, value: np.ndarray | float) -> np.ndarray:
+    inside = np.ones_like(np.asarray(value, dtype=float), dtype=bool)
+    if low is not None:
+        inside &= np.asarray(value) >= low
+    if high is not None:
+        inside &= np.asarray(value) <= high
+    return inside
+
+
+def _order(values: np.ndarray, extreme: Extreme, axis: int = -1) -> np.ndarray:
+    # Stable: equal values keep catalog order, so ties go to the first entity (DESIGN §4).
+    key = -values if extreme is Extreme.HIGHEST else values
+    return np.argsort(key, axis=axis, kind="stable")
+
+
+def _top_sets(draws: np.ndarray, extreme: Extreme, n: int) -> np.ndarray:
+    """``[scenarios, n]``: each scenario's top ``n`` columns, as a sorted set."""
+    key = -draws if extreme is Extreme.HIGHEST else draws
+    if n == 1:
+        return key.argmin(axis=1)[:, None]  # first index on ties: catalog order
+    # Ties at the n-th place are rare in continuous draws; argpartition is much cheaper
+    # than a full sort of every scenario's hundreds of candidates.
+    if n < draws.shape[1]:
+        return np.sort(np.argpartition(key, n - 1, axis=1)[:, :n], axis=1)
+    return np.tile(np.arange(n), (draws.shape[0], 1))
+
+
+def _scenarios(cells: int, floor: int) -> int:
+    """How many scenarios to draw for ``cells`` (entity, month) cells (module docstring)."""
+    return int(min(N_SCENARIOS, max(floor, SCENARIO_CELLS // max(cells, 1))))
+
+
+def _how(n: int, shared: bool) -> str:
+    across = (
+        f"entities of one group share a shock (correlation {scenarios.SHARED_CORRELATION:g})"
+        if shared
+        else "entities independent"
+    )
+    return (
+        f"{n:,} scenarios from the forecast quantiles: months through a Gaussian copula "
+        f"(correlation {scenarios.MONTH_CORRELATION:g}), {across}"
+    )
+
+
+# --- the scope's mean ----------------------------------------------------------------------
+
+
+def _mean_interval(
+    plan: Plan,
+    history: History,
+    forecast: Forecast,
+    point: Analysis,
+    scopes: list[_Scope],
+    refs: list[ProjectRef],
+) -> Analysis:
+    if forecast.level is None or not all(s.refs for s in scopes):
+        return point
+    table = window_table(plan, refs, history, forecast)
+    n = _scenarios(len(refs) * len(plan.window.months), MIN_SCENARIOS_INTERVAL)
+    draws = draw_targets(table, Aggregate.MEAN, n=n, groups=groups_of(refs))
+    column = {ref: j for j, ref in enumerate(refs)}
+    label = f"{forecast.level:.0%}"
+    text, cursor = point.text, 0
+    intervals = []
+    for row, scope in enumerate(scopes):
+        means = draws[:, [column[r] for r in scope.refs]].mean(axis=1)
+        lo, hi = interval(means, forecast.level)
+        intervals.append(AnswerInterval(row, lo, hi))
+        shown = f"{float(point.answer[row][0]):,.2f}"
+        at = text.find(shown, cursor)
+        if at < 0:
+            continue
+        places = plan.wording.interval_decimals
+        insert = f"{shown} ({label}: {lo:,.{places}f}–{hi:,.{places}f})"
+        text = text[:at] + insert + text[at + len(shown) :]
+        cursor = at + len(insert)
+    how = f"interval of the mean over {len(refs):,} candidates: quantiles of the mean in " + _how(
+        n, scenarios.SHARED_CORRELATION > 0
+    )
+    return replace(point, text=text, intervals=tuple(intervals), uncertainty=how)
+
+
+# --- picks, top N, ranges ------------------------------------------------------------------
+
+
+def _categorical(
+    plan: Plan,
+    history: History,
+    forecast: Forecast,
+    point: Analysis,
+    scopes: list[_Scope],
+    rule: str,
+) -> Analysis:
+    query = plan.scope
+    assert query is not None
+    bounds_table = window_table(
+        plan, sorted({r for s in scopes for r in s.refs}), history, forecast
+    )
+    low, high = bounds_table.bounds(Aggregate.MEAN)
+    bound = {ref: (low[i], high[i]) for i, ref in enumerate(bounds_table.refs)}
+    # Which candidates can change each scope's answer (exact; the module docstring).
+    live = [_live(query, s, bound) for s in scopes]
+    drawn = sorted({ref for refs in live for ref in refs})
+    n = _scenarios(len(drawn) * len(plan.window.months), MIN_SCENARIOS_PROBABILITY)
+    draws = np.empty((n, 0))
+    if drawn:
+        table = window_table(plan, drawn, history, forecast)
+        draws = draw_targets(table, Aggregate.MEAN, n=n, groups=groups_of(drawn))
+    column = {ref: j for j, ref in enumerate(drawn)}
+    point_hits, best_hits, chosen = [], [], []
+    for scope, refs in zip(scopes, live, strict=True):
+        sub = draws[:, [column[r] for r in refs]]
+        hits = _answers(query, scope, refs, sub, bound)
+        point_hits.append(hits[scope.picked])
+        best = max(hits, key=lambda answer: (hits[answer].sum(), answer == scope.picked))
+        best_hits.append(hits[best])
+        chosen.append(best)
+    p_point = float(np.logical_and.reduce(point_hits).mean())
+    p_best = float(np.logical_and.reduce(best_hits).mean())
+    shared = scenarios.SHARED_CORRELATION > 0
+    how = (
+        f"probability of the whole answer: share of {_how(n, shared)}; "
+        f"{len(drawn):,} of {len(bound):,} candidates drawn (the others cannot change it)"
+    )
+    zh = plan.language is Language.ZH
+    if rule == "point" or p_best <= p_point or chosen == [s.picked for s in scopes]:
+        kept = probability_text(point.text, p_point, zh)
+        return replace(point, text=kept, probability=p_point, decision=rule, uncertainty=how)
+    outcomes = [
+        ScopeOutcome(len(s.refs), tuple((r, float(s.points[s.refs.index(r)])) for r in picks))
+        for s, picks in zip(scopes, chosen, strict=True)
+    ]
+    answer = with_assumption(plan, analyze_scope(plan, {}, {}, {}, outcomes))
+    other = "；".join if zh else "; ".join
+    names = other(_names(plan, s.picked, zh) for s in scopes)
+    if zh:
+        text = (
+            f"{answer.text.rstrip('。')}（最可能的答案，概率 {p_best:.0%}；仅按点预测为 {names}，"
+            f"概率 {p_point:.0%}）。"
+        )
+    else:
+        text = (
+            f"{answer.text.rstrip('.')} — the most probable answer ({p_best:.0%}); the point "
+            f"forecasts alone give {names} ({p_point:.0%})."
+        )
+    return Analysis(answer.answer, text, p_best, rule, uncertainty=how)
+
+
+def _live(
+    query: ScopeQuery, scope: _Scope, bound: Mapping[ProjectRef, tuple[float, float]]
+) -> tuple[ProjectRef, ...]:
+    """The candidates of ``scope`` whose draws can change its answer."""
+    low = np.asarray([bound[r][0] for r in scope.refs])
+    high = np.asarray([bound[r][1] for r in scope.refs])
+    if query.op is ScopeOp.FILTER:
+        sure_in = _inside(query.low, query.high, low) & _inside(query.low, query.high, high)
+        sure_out = np.zeros(len(scope.refs), dtype=bool)
+        if query.low is not None:
+            sure_out |= high < query.low
+        if query.high is not None:
+            sure_out |= low > query.high
+        keep = ~(sure_in | sure_out)
+    else:
+        n = min(1 if query.op is ScopeOp.PICK else query.n, len(scope.refs))
+        if query.extreme is Extreme.HIGHEST:
+            # The n-th largest lowest bound: n candidates are at least this in every scenario.
+            cut = np.sort(low)[::-1][n - 1]
+            keep = high >= cut
+        else:
+            cut = np.sort(high)[n - 1]
+            keep = low <= cut
+    return tuple(r for r, k in zip(scope.refs, keep, strict=True) if k)
+
+
+def _answers(
+    query: ScopeQuery,
+    scope: _Scope,
+    refs: tuple[ProjectRef, ...],
+    draws: np.ndarray,
+    bound: Mapping[ProjectRef, tuple[float, float]],
+) -> dict[tuple[ProjectRef, ...], np.ndarray]:
+    """Candidate answers of one scope → which scenarios give exactly that answer.
+
+    The candidates: the point answer, the most frequent answer of the scenarios and, for
+    a range, the entities each more likely in than out (the most probable list when
+    entities are independent).
+    """
+    n_scen = draws.shape[0]
+    if query.op is ScopeOp.FILTER:
+        sure = tuple(
+            r
+            for r in scope.refs
+            if r not in refs and bool(_inside(query.low, query.high, bound[r][0]))
+        )
+        inside = _inside(query.low, query.high, draws)  # [scenarios, live]
+        sets = {scope.picked}
+        majority = tuple(r for r, p in zip(refs, inside.mean(axis=0), strict=True) if p > 0.5)
+        sets.add(_catalog(sure + majority, scope))
+        if refs:
+            rows, counts = np.unique(np.packbits(inside, axis=1), axis=0, return_counts=True)
+            mode = np.unpackbits(rows[int(np.argmax(counts))])[: len(refs)].astype(bool)
+            sets.add(_catalog(sure + tuple(r for r, k in zip(refs, mode, strict=True) if k), scope))
+        hits = {}
+        for answer in sets:
+            wanted = np.asarray([r in answer for r in refs], dtype=bool)
+            ok = set(sure) <= set(answer) and set(answer) <= set(sure) | set(refs)
+            hits[answer] = (
+                (inside == wanted[None, :]).all(axis=1) if ok else np.zeros(n_scen, dtype=bool)
+            )
+        return hits
+    n = min(1 if query.op is ScopeOp.PICK else query.n, len(refs))
+    top = _top_sets(draws, query.extreme, n)
+    rows, counts = np.unique(top, axis=0, return_counts=True)
+    position = {r: k for k, r in enumerate(refs)}
+    order = _order(scope.points, query.extreme)
+    rank = {scope.refs[i]: k for k, i in enumerate(order)}
+
+    def as_answer(row: np.ndarray) -> tuple[ProjectRef, ...]:
+        # Shown in the point forecasts' order (the answer lists a ranking).
+        return tuple(sorted((refs[k] for k in row), key=rank.__getitem__))
+
+    hits = {}
+    for answer in {scope.picked, as_answer(rows[int(np.argmax(counts))])}:
+        if all(r in position for r in answer) and len(answer) == n:
+            wanted = np.sort([position[r] for r in answer])
+            hits[answer] = (top == wanted[None, :]).all(axis=1)
+        else:
+            hits[answer] = np.zeros(n_scen, dtype=bool)
+    return hits
+
+
+def _catalog(refs: Sequence[ProjectRef], scope: _Scope) -> tuple[ProjectRef, ...]:
+    chosen = set(refs)
+    return tuple(r for r in scope.refs if r in chosen)
+
+
+def _names(plan: Plan, refs: Sequence[ProjectRef], zh: bool) -> str:
+    names = [r.name(plan.language) for r in refs]
+    if not names:
+        return "无" if zh else "none"
+    return "、".join(names) if zh else ", ".join(names)
