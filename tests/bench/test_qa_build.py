@@ -142,6 +142,7 @@ def test_gold_sql_runs_on_the_stores(bench_store: BenchStore, tmp_path: Path) ->
             conn.close()
 
 
+@pytest.mark.slow  # an end-to-end run of several seconds; CI runs it
 def test_build_is_deterministic_and_seeded(bench_store: BenchStore, tmp_path: Path) -> None:
     small = BuildConfig(seed=0, test_size=32)
     one = build_dataset(bench_store.db, tmp_path / "one", small)

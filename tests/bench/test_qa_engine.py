@@ -38,6 +38,7 @@ def test_golden_future_gives_zero_forecast_error(oracle_run: RunResult) -> None:
     assert oracle_run.to_dict()["forecasting"]["mae"] == 0.0
 
 
+@pytest.mark.slow  # an end-to-end run of several seconds; CI runs it
 def test_persistence_ablation_runs_and_is_worse(bench_store: BenchStore) -> None:
     items = read_items(bench_store.out / "test.jsonl")
     engine = make_engine(bench_store.db, "gh-nf", None, items)
@@ -51,6 +52,7 @@ def test_persistence_ablation_runs_and_is_worse(bench_store: BenchStore) -> None
     assert data["reasoning"]["accuracy"] < 100.0
 
 
+@pytest.mark.slow  # an end-to-end run of several seconds; CI runs it
 def test_parallel_run_matches_the_sequential_one(
     bench_store: BenchStore, oracle_run: RunResult
 ) -> None:

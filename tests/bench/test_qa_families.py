@@ -6,6 +6,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from conftest import BenchStore
 from foretab.bench.families import FAMILY_TEMPLATES, FAMILY_TEMPLATES_BY_ID
 from foretab.bench.qa_build import SPLITS, BuildConfig, build_dataset
@@ -35,6 +37,7 @@ def test_every_family_template_yields_test_and_val_questions(bench_store: BenchS
     assert picks and all(has_cjk(str(row[0])) for i in picks for row in i.answer)
 
 
+@pytest.mark.slow  # an end-to-end run of several seconds; CI runs it
 def test_classic_items_are_unchanged_by_the_families(
     bench_store: BenchStore, tmp_path: Path
 ) -> None:

@@ -33,6 +33,7 @@ def _gold_model(items) -> ScriptedModel:
     )
 
 
+@pytest.mark.slow  # an end-to-end run of several seconds; CI runs it
 def test_gold_scripted_timefore_reaches_the_rules_gh_gf_score(
     bench_store: BenchStore, fake_openai
 ) -> None:

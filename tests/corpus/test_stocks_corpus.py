@@ -212,6 +212,7 @@ def test_a_tampered_stored_schema_is_refused_on_open(tmp_path: Path) -> None:
     assert "invalid corpus schema" in caught.value.message
 
 
+@pytest.mark.slow  # an end-to-end run of several seconds; CI runs it
 def test_the_benchmark_builder_adapts_to_the_schema(stocks_db: str, tmp_path: Path) -> None:
     from foretab.bench.qa_build import BuildConfig, build_dataset
     from foretab.bench.qa_eval import make_engine, run_benchmark

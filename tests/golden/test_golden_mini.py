@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -68,12 +69,37 @@ def engine_for(db: str, future: str) -> Engine:
     return Engine(db, future=future)  # type: ignore[arg-type]
 
 
-def run_case(db: str, future: str, question: str) -> dict[str, object]:
-    with engine_for(db, future) as engine:
-        try:
-            answer = engine.ask(question)
-        except ForetabError as error:
-            return {"future": future, "question": question, "error": error.to_dict()}
+class Engines:
+    """One engine per (store, future source), kept for the module: answering every case on a
+    warm engine is what a server does (and checks that no state leaks from one question to
+    the next), and it saves building an engine (guard worker, indexes, model) per case."""
+
+    def __init__(self) -> None:
+        self._open: dict[tuple[str, str], Engine] = {}
+
+    def get(self, db: str, future: str) -> Engine:
+        if (db, future) not in self._open:
+            self._open[(db, future)] = engine_for(db, future)
+        return self._open[(db, future)]
+
+    def close(self) -> None:
+        for engine in self._open.values():
+            engine.close()
+        self._open.clear()
+
+
+@pytest.fixture(scope="module")
+def engines() -> Iterator[Engines]:
+    kept = Engines()
+    yield kept
+    kept.close()
+
+
+def run_case(engine: Engine, future: str, question: str) -> dict[str, object]:
+    try:
+        answer = engine.ask(question)
+    except ForetabError as error:
+        return {"future": future, "question": question, "error": error.to_dict()}
     doc = answer.to_doc()
     return {
         "future": future,
@@ -97,20 +123,24 @@ def test_every_question_has_a_golden_case() -> None:
     assert set(load_golden()) == {q for _, q in QUESTIONS}
 
 
-def test_regenerate_golden_files(mini_duckdb: str) -> None:
+def test_regenerate_golden_files(mini_duckdb: str, engines: Engines) -> None:
     if os.environ.get("FORETAB_REGEN_GOLDEN") != "1":
         pytest.skip("set FORETAB_REGEN_GOLDEN=1 to rewrite tests/fixtures/golden/mini.jsonl")
     GOLDEN.parent.mkdir(parents=True, exist_ok=True)
     with GOLDEN.open("w", encoding="utf-8") as handle:
         for future, question in QUESTIONS:
-            handle.write(json.dumps(run_case(mini_duckdb, future, question), ensure_ascii=False))
+            handle.write(
+                json.dumps(
+                    run_case(engines.get(mini_duckdb, future), future, question), ensure_ascii=False
+                )
+            )
             handle.write("\n")
 
 
 @pytest.mark.parametrize(("future", "question"), QUESTIONS, ids=[q[:60] for _, q in QUESTIONS])
-def test_golden_case(mini_db: str, future: str, question: str) -> None:
+def test_golden_case(mini_db: str, engines: Engines, future: str, question: str) -> None:
     want = load_golden()[question]
-    got = run_case(mini_db, future, question)
+    got = run_case(engines.get(mini_db, future), future, question)
     if mini_db.startswith("postgresql"):
         # The SQL text is the guard's rendering for its dialect; rows and answers must agree.
         want, got = dict(want), dict(got)

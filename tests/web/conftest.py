@@ -51,7 +51,17 @@ def client_for(pool: EnginePool, **settings: object) -> TestClient:
     return TestClient(create_app(pool, AppSettings(**options)))  # type: ignore[arg-type]
 
 
+@pytest.fixture(scope="module")
+def shared_pool(web_db: str) -> Iterator[EnginePool]:
+    """The pool behind ``client``, kept for a module: requests must not change an engine, so
+    tests that only send requests share one (building 3 engines per test cost ~3 s each).
+    Tests about the pool itself take the fresh ``pool``."""
+    pool = EnginePool(banded_factory(web_db), size=3, default="oracle")
+    yield pool
+    pool.close()
+
+
 @pytest.fixture
-def client(pool: EnginePool) -> Iterator[TestClient]:
-    with client_for(pool) as c:
+def client(shared_pool: EnginePool) -> Iterator[TestClient]:
+    with client_for(shared_pool) as c:
         yield c

@@ -93,7 +93,8 @@ def test_request_validation(client) -> None:
     assert not_json.status_code == 422 and "error" in not_json.json()
 
 
-def test_body_size_limit(pool) -> None:
+def test_body_size_limit(shared_pool) -> None:
+    pool = shared_pool
     with client_for(pool, max_body_bytes=1000) as small:
         body = json.dumps({"question": "a" * 2000}).encode()
         declared = small.post(
@@ -173,7 +174,8 @@ def test_page_and_static_assets(client) -> None:
     assert "http" not in page.text.replace("http-equiv", "")  # nothing loaded from elsewhere
 
 
-def test_token_is_required_when_set(pool) -> None:
+def test_token_is_required_when_set(shared_pool) -> None:
+    pool = shared_pool
     token = "s3cret-token-0123456789"
     with client_for(pool, token=token) as guarded:
         assert guarded.get("/api/health").status_code == 401
@@ -194,7 +196,8 @@ def test_foreign_host_header_is_refused(client) -> None:
     assert response.json()["error"]["type"] == "HostNotAllowedError"
 
 
-def test_no_cors_unless_asked(pool, client) -> None:
+def test_no_cors_unless_asked(shared_pool, client) -> None:
+    pool = shared_pool
     origin = {"Origin": "http://elsewhere.test"}
     assert "access-control-allow-origin" not in client.get("/api/health", headers=origin).headers
     with client_for(pool, cors_origins=("http://elsewhere.test",)) as cors:

@@ -22,7 +22,8 @@ from foretab.web import AppSettings, EnginePool, create_app
 from tests.web.conftest import banded_factory
 from tests.web.server import free_port, serving
 
-pytestmark = pytest.mark.browser
+# Slow: Chromium and a served process take ~20 s to start and stop; CI runs them.
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None:
