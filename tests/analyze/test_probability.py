@@ -70,7 +70,7 @@ def test_most_probable_answer_can_differ_from_the_point_verdict() -> None:
     assert point.probability == pytest.approx(0.3, abs=0.03)
     assert best.answer == [["Decrease"]]
     assert best.probability == pytest.approx(0.7, abs=0.03)
-    assert "70%" in best.text and "Increase" in best.text
+    assert f"{best.probability:.0%}" in best.text and "Increase" in best.text
 
 
 def test_independent_identical_projects_are_a_coin_flip() -> None:

@@ -281,3 +281,18 @@ def test_the_json_answer_carries_intervals_and_the_trace_says_how() -> None:
     ]
     assert doc.interval_level == 0.8
     assert "scenarios" in (doc.steps[0].uncertainty or "")
+
+
+def test_named_entities_of_one_group_share_their_shock(monkeypatch: pytest.MonkeyPatch) -> None:
+    from foretab.core.plan import Comparison
+
+    monkeypatch.setattr(scenarios, "SHARED_CORRELATION", 0.4)
+    flat = tuple(float(v) for v in 9_000 + 2_000 * GRID)  # median = today's 10,000
+    points = {ref: {JAN: ForecastPoint(10_000.0, flat[9], flat[-10], flat)} for ref in (A, B)}
+    plan = Plan("q", R, (A, B), TimeWindow(JAN, JAN, "next month"), Aggregate.VALUE,
+                Task.REASONING, Comparison.WHICH_RISE)  # fmt: skip
+    result = RuleAnalyzer("point").analyze(plan, HISTORY, _forecast(points))
+    assert result.answer == [["None"]]
+    # Neither rises: both normal scores below 0 with correlation 0.4 (independent: 1/4).
+    assert result.probability == pytest.approx(0.25 + math.asin(0.4) / (2 * math.pi), abs=0.02)
+    assert "shared shock 0.4" in result.uncertainty

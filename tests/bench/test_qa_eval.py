@@ -264,3 +264,21 @@ def test_interval_coverage_counts_gold_numbers_inside_their_intervals(
     assert data["intervals"]["coverage"] == pytest.approx(inside / n_numbers)
     assert data["intervals"]["mean_width"] == pytest.approx(2.0)
     assert data["intervals"]["by_kind"]["other"]["n"] == n_numbers
+
+
+def test_report_lists_interval_coverage_by_kind() -> None:
+    from foretab.bench.qa_calibration import coverage_lines
+
+    run = {
+        "ablation_label": "Full pipeline",
+        "dataset": "runs/qa/val.jsonl",
+        "decision": "point",
+        "intervals": {
+            "n": 5,
+            "by_kind": {"window mean": {"n": 5, "coverage": 0.8, "mean_width": 1234.0}},
+        },
+    }
+    lines = coverage_lines([run, {"intervals": {"n": 0}}])
+    assert "window mean" in lines[2]
+    assert lines[-1] == "| Full pipeline, val, point | 80.0% (n 5, width 1,234) |"
+    assert len(lines) == 5  # the run without intervals is left out

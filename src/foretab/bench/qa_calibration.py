@@ -74,3 +74,28 @@ def plot_reliability(runs: list[RunJson], path: Path) -> Path | None:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def coverage_lines(runs: list[RunJson]) -> list[str]:
+    """Markdown: empirical coverage (and mean width) of the answers' intervals, by kind."""
+    runs = [r for r in runs if (r.get("intervals") or {}).get("n")]
+    if not runs:
+        return []
+    kinds = sorted({k for r in runs for k in r["intervals"].get("by_kind", {})})
+    lines = [
+        "## Interval coverage by kind of number",
+        "",
+        "| Run (split, decision) | " + " | ".join(kinds) + " |",
+        "|---|" + "---:|" * len(kinds),
+    ]
+    for run in runs:
+        cells = []
+        for kind in kinds:
+            row = run["intervals"]["by_kind"].get(kind)
+            cells.append(
+                f"{100 * row['coverage']:.1f}% (n {row['n']}, width {row['mean_width']:,.0f})"
+                if row and row.get("n")
+                else ""
+            )
+        lines.append(f"| {_label(run)} | " + " | ".join(cells) + " |")
+    return lines

@@ -325,11 +325,14 @@ def write_report(runs: list[RunJson], out: Path) -> tuple[Path, Path]:
     out.parent.mkdir(parents=True, exist_ok=True)
     text = render_markdown(runs, chart.name)
     # Issue 11: reliability of the stated probabilities and accuracy per decision rule.
-    from foretab.bench.qa_calibration import decision_lines, plot_reliability
+    from foretab.bench.qa_calibration import coverage_lines, decision_lines, plot_reliability
 
     reliability = plot_reliability(runs, out.with_name(out.stem + "_reliability.png"))
     if reliability is not None:
         extra = [*decision_lines(runs), "", f"![Reliability]({reliability.name})"]
         text += "\n" + "\n".join(extra) + "\n"
+    coverage = coverage_lines(runs)
+    if coverage:
+        text += "\n" + "\n".join(coverage) + "\n"
     out.write_text(text)
     return out, chart
