@@ -279,6 +279,27 @@ def _aliases(value: Any) -> tuple[str, ...]:
     return (str(value),)
 
 
+def current_generation(db: str | StoreLocation) -> str | None:
+    """The generation (ingest id) a reader opening ``db`` now would see.
+
+    None for a store written before generations were recorded. Cheap (one connection, one small read): a long-running reader such as ``foretab serve``
+    calls it to notice that an ingest replaced the store under it.
+    """
+    location = db if isinstance(db, StoreLocation) else StoreLocation.parse(db)
+    conn = open_side(location, "history")
+    try:
+        query = _select(META_TABLE, "value").where(column("key").eq(param()))
+        rows = conn.fetch(query, (GENERATION_KEY,)).rows
+    except QueryError as exc:
+        raise StoreError(
+            f"{location.describe()} is not a foretab store ({exc.message}). "
+            "Create it with `foretab ingest PATH --db DB`."
+        ) from None
+    finally:
+        conn.close()
+    return str(rows[0][0]) if rows and rows[0][0] else None
+
+
 def read_meta(target: str, backend: str = "duckdb") -> dict[str, str] | None:
     """The ``foretab_meta`` of one database, or None if it has none (not a store)."""
     from foretab.backend import get_backend

@@ -158,11 +158,21 @@ def _add_error_handlers(app: FastAPI) -> None:
 
 
 def _add_api(app: FastAPI, pool: EnginePool) -> None:
-    examples_list = tuple(pool.examples(example_questions))
+    examples_by_generation: dict[str | None, tuple[str, ...]] = {}
+
+    def current_examples() -> tuple[str, ...]:
+        # Chosen (and checked with the planner) once per store generation the pool serves.
+        if pool.generation not in examples_by_generation:
+            examples_by_generation.clear()
+            examples_by_generation[pool.generation] = tuple(pool.examples(example_questions))
+        return examples_by_generation[pool.generation]
+
+    current_examples()  # at start-up: a store the planner cannot read fails here
 
     @app.get("/api/health", response_model=HealthDoc, tags=["store"])
     async def health() -> HealthDoc:
         """The store being served, its reference month ('now') and its size."""
+        await pool.refreshed()
         return HealthDoc(
             version=foretab.__version__,
             store=pool.store_name,
@@ -179,6 +189,7 @@ def _add_api(app: FastAPI, pool: EnginePool) -> None:
         district: str | None = Query(None, max_length=100),
     ) -> TablesDoc:
         """The history catalog (as `foretab tables --json`), optionally for one city/district."""
+        await pool.refreshed()
         return TablesDoc(
             tables=[
                 TableDoc(
@@ -203,6 +214,7 @@ def _add_api(app: FastAPI, pool: EnginePool) -> None:
         limit: int = Query(50, ge=1, le=500),
     ) -> ProjectsDoc:
         """Projects whose name, district or city (English or Chinese) contain every word of q."""
+        await pool.refreshed()
         found = search_projects(pool.projects, q, city=city, district=district)
         return ProjectsDoc(
             projects=[
@@ -223,7 +235,8 @@ def _add_api(app: FastAPI, pool: EnginePool) -> None:
     @app.get("/api/examples", response_model=list[str], tags=["questions"])
     async def examples() -> list[str]:
         """Example questions about projects of this store (one per kind of question)."""
-        return list(examples_list)
+        await pool.refreshed()
+        return list(current_examples())
 
     @app.post("/api/ask", response_model=AnswerDoc, responses=_ERRORS, tags=["questions"])
     async def ask(request: AskRequest) -> Response:

@@ -10,12 +10,21 @@ built once and only read afterwards. Each engine has its own store and guard con
 and its own future source. An LLM engine (``timefore``, ``vanilla``, ``hybrid``), when the
 server offers one, is pooled the same way; the LLM provider behind it is thread-safe and
 shared.
+
+An ingest that replaces the store under a running server is picked up between requests:
+at most every ``reload_check_s`` seconds a checkout asks the store which generation is
+current; on a new one the pool builds a fresh warm engine (new indexes, catalog,
+reference month) and serves every later request from it. Engines of the old generation
+finish the request they are answering and are closed when it is checked in — a request
+sees the old store or the new one, never a mix, and nothing has to be restarted.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
@@ -28,7 +37,10 @@ from foretab.engine import Engine
 from foretab.errors import ForetabError
 from foretab.future import FutureMode
 from foretab.months import Month
+from foretab.store.stores import current_generation
 from foretab.timefore.errors import EngineChoiceError
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -80,6 +92,7 @@ class EnginePool:
         size: int = 4,
         default: FutureMode,
         agents: tuple[str, AgentFactory] | None = None,
+        reload_check_s: float = 2.0,
     ) -> None:
         if size < 1:
             raise ForetabError(f"the engine pool needs at least 1 engine, got {size}")
@@ -92,16 +105,71 @@ class EnginePool:
         self._lock = threading.Lock()
         self._idle: dict[tuple[str, str], list[Answering]] = {}
         self._all: list[Answering] = []
+        self._retired: list[Answering] = []  # an older generation's, still answering
         self._limiter = anyio.CapacityLimiter(size)
+        self.reload_check_s = reload_check_s
+        self._checked_at = time.monotonic()
+        self._reloading = threading.Lock()  # one generation check or rebuild at a time
         # Built now: a missing or foreign store fails at start-up, not on the first request.
-        self._warm = factory(default, None)
-        self._all.append(self._warm)
-        self._idle[("rules", default)] = [self._warm]
-        # Catalog and projects are read once at open and cached: shared read-only.
-        self.catalog: tuple[CatalogEntry, ...] = tuple(self._warm.store.catalog())
-        self.projects: tuple[ProjectEntry, ...] = tuple(self._warm.store.projects())
-        self.reference: Month = self._warm.reference
+        self._adopt(factory(default, None))
         self.store_name = self._warm.store.location.describe()
+
+    def _adopt(self, warm: Engine) -> None:
+        """Serve ``warm``'s store generation from now on.
+
+        The caller retires the old engines (and holds ``self._lock``, except at construction).
+        """
+        self._warm = warm
+        self._all = [warm]
+        self._idle = {("rules", self.default): [warm]}
+        # Catalog and projects are read once per generation and cached: shared read-only.
+        self.catalog: tuple[CatalogEntry, ...] = tuple(warm.store.catalog())
+        self.projects: tuple[ProjectEntry, ...] = tuple(warm.store.projects())
+        self.reference: Month = warm.reference
+        self.generation: str | None = warm.store.generation
+
+    async def refreshed(self) -> None:
+        """``refresh`` off the event loop (a switch builds an engine), for the store routes."""
+        await anyio.to_thread.run_sync(self.refresh, limiter=self._limiter)
+
+    def refresh(self) -> bool:
+        """Switch to a newer ingest of the store if there is one; True if it switched.
+
+        Checks at most every ``reload_check_s`` seconds (one small read). A store that is
+        missing or unreadable at that moment keeps the open generation serving: an ingest
+        in progress or a broken new store must not take the server down.
+        """
+        with self._lock:
+            now = time.monotonic()
+            if now - self._checked_at < self.reload_check_s:
+                return False
+            self._checked_at = now
+        if not self._reloading.acquire(blocking=False):
+            return False  # another request is checking; this one serves what is open
+        try:
+            try:
+                current = current_generation(self._warm.store.location)
+            except ForetabError as error:
+                log.warning("could not check the store for a new ingest: %s", error)
+                return False
+            if current is None or current == self.generation:
+                return False
+            try:
+                warm = self._factory(self.default, None)
+            except ForetabError as error:
+                log.warning("a new ingest of the store could not be opened: %s", error)
+                return False
+            with self._lock:
+                idle = [e for engines in self._idle.values() for e in engines]
+                # Checked-out engines finish their request and are closed at check-in.
+                self._retired.extend(e for e in self._all if not _among(e, idle))
+                self._adopt(warm)
+            for engine in idle:
+                engine.close()
+            log.info("serving the store's new ingest %s", self.generation)
+            return True
+        finally:
+            self._reloading.release()
 
     def examples(
         self, pick: Callable[[tuple[ProjectEntry, ...], Month, Callable[[str], object]], list[str]]
@@ -180,36 +248,53 @@ class EnginePool:
         return result
 
     def _checkout(self, key: tuple[str, str]) -> Answering:
+        self.refresh()
         with self._lock:
             idle = self._idle.setdefault(key, [])
             if idle:
                 return idle.pop()
         # Built outside the lock: opening a store takes a while and must not block others.
         name, mode = key
+        warm = self._warm
         if name == "rules":
-            engine: Answering = self._factory(mode, self._warm)  # type: ignore[arg-type]
+            engine: Answering = self._factory(mode, warm)  # type: ignore[arg-type]
         else:
             assert self._agents is not None
             engine = self._agents[1](name, mode)  # type: ignore[arg-type]
         with self._lock:
-            self._all.append(engine)
+            # Built while a new ingest was adopted: it may read the old one, so it serves
+            # this request only.
+            (self._all if self._warm is warm else self._retired).append(engine)
         return engine
 
     def _checkin(self, key: tuple[str, str], engine: Answering) -> None:
         with self._lock:
-            self._idle.setdefault(key, []).append(engine)
+            stale = _among(engine, self._retired) or not _among(engine, self._all)
+            if stale:
+                self._retired = [e for e in self._retired if e is not engine]
+            else:
+                self._idle.setdefault(key, []).append(engine)
+        if stale:
+            engine.close()
 
     def _discard(self, key: tuple[str, str], engine: Answering) -> None:
         if engine is self._warm:  # its indexes are shared by every other engine: keep it
             self._checkin(key, engine)
             return
         with self._lock:
-            self._all.remove(engine)
+            self._all = [e for e in self._all if e is not engine]
+            self._retired = [e for e in self._retired if e is not engine]
         engine.close()
 
     def close(self) -> None:
         """Close every engine (at shutdown, when no request is running)."""
         with self._lock:
-            engines, self._all, self._idle = self._all, [], {}
+            engines = self._all + self._retired
+            self._all, self._retired, self._idle = [], [], {}
         for engine in engines:
             engine.close()
+
+
+def _among(engine: Answering, engines: list[Answering]) -> bool:
+    """``engine in engines`` by identity (engines do not define equality)."""
+    return any(e is engine for e in engines)
