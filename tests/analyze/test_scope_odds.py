@@ -39,7 +39,8 @@ A, B, C, D = (
     ProjectRef("Nanjing", "Jiangning District", n) for n in ("Ash", "Birch", "Cedar", "Dale")
 )
 ELSEWHERE = ProjectRef("Suzhou", "Wuzhong", "Elm")
-HISTORY = History({ref: {R: 10_000.0} for ref in (A, B, C, D, ELSEWHERE)})
+#: Every entity sold in each of the 12 months up to R (so it sells in every scenario).
+HISTORY = History({ref: {R - k: 10_000.0 for k in range(12)} for ref in (A, B, C, D, ELSEWHERE)})
 
 
 def _normal(mean: float, sd: float) -> ForecastPoint:
@@ -296,3 +297,23 @@ def test_named_entities_of_one_group_share_their_shock(monkeypatch: pytest.Monke
     # Neither rises: both normal scores below 0 with correlation 0.4 (independent: 1/4).
     assert result.probability == pytest.approx(0.25 + math.asin(0.4) / (2 * math.pi), abs=0.02)
     assert "shared shock 0.4" in result.uncertainty
+
+
+def test_a_scope_pick_that_sells_half_the_months_is_right_half_the_time() -> None:
+    points = {A: {JAN: _normal(20_000.0, 100.0)}, B: {JAN: _normal(10_000.0, 100.0)}}
+    # A is surely the highest price, but sold in 6 of the last 12 months only: it is the
+    # answer when it sells in January (the scenarios keep its month half the time).
+    history = History({A: {R - k: 20_000.0 for k in range(0, 12, 2)}, B: HISTORY[B]})
+    plan = _scope_plan(ScopeQuery(ScopeOp.PICK, extreme=Extreme.HIGHEST), (A, B))
+    result = RuleAnalyzer("point").analyze(plan, history, _forecast(points))
+    assert result.answer == [["Ash"]]
+    assert result.probability == pytest.approx(0.5, abs=0.03)
+    assert "2 of 2 candidates drawn" in result.uncertainty  # B may win: it is drawn
+
+
+def test_tiny_and_near_sure_probabilities_are_not_printed_as_0_or_100() -> None:
+    from foretab.analyze.values import percent
+
+    assert [percent(p) for p in (0.0, 0.003, 0.43, 0.996, 1.0)] == [
+        "0%", "<1%", "43%", ">99%", "100%",
+    ]  # fmt: skip

@@ -33,7 +33,7 @@ from foretab.analyze.scenarios import (
     window_table,
 )
 from foretab.analyze.scope_odds import decide_scope
-from foretab.analyze.values import probability_text
+from foretab.analyze.values import percent, probability_text
 from foretab.core.plan import (
     Aggregate,
     ChangeMeasure,
@@ -106,13 +106,13 @@ def decide(
     other = _plain(_decode(plan, point_code))
     if zh:
         text = (
-            f"{_plain(answer)}（最可能的答案，概率 {probs[best]:.0%}；仅按点预测为 {other}，"
-            f"概率 {probs[point_code]:.0%}）。"
+            f"{_plain(answer)}（最可能的答案，概率 {percent(probs[best])}；仅按点预测为 {other}，"
+            f"概率 {percent(probs[point_code])}）。"
         )
     else:
         text = (
-            f"{_words(plan, answer)} — the most probable answer ({probs[best]:.0%}); the "
-            f"point forecasts alone give {other} ({probs[point_code]:.0%})."
+            f"{_words(plan, answer)} — the most probable answer ({percent(probs[best])}); the "
+            f"point forecasts alone give {other} ({percent(probs[point_code])})."
         )
     return Analysis(answer, text, float(probs[best]), rule, uncertainty=how)
 
@@ -158,14 +158,14 @@ def _which_month(
     chosen, other = months[best], months[point_code]
     if zh:
         text = (
-            f"{chosen.year}年{chosen.month}月（最可能的答案，概率 {probs[best]:.0%}；仅按点预测为"
-            f"{other.year}年{other.month}月，概率 {probs[point_code]:.0%}）。"
+            f"{chosen.year}年{chosen.month}月（最可能的答案，概率 {percent(probs[best])}；仅按点预测为"
+            f"{other.year}年{other.month}月，概率 {percent(probs[point_code])}）。"
         )
     else:
         text = (
             f"{chosen.label} — the most probable month for the {plan.which_month.value} "
-            f"{plan.wording.value} of {ref.project} ({probs[best]:.0%}); the point forecasts "
-            f"alone give {other.label} ({probs[point_code]:.0%})."
+            f"{plan.wording.value} of {ref.project} ({percent(probs[best])}); the point forecasts "
+            f"alone give {other.label} ({percent(probs[point_code])})."
         )
     return Analysis([[chosen.label]], text, float(probs[best]), rule, uncertainty=how)
 

@@ -60,6 +60,7 @@ class WindowTable:
     levels: np.ndarray  # [levels], increasing
     values: np.ndarray  # [entities, months, levels]
     present: np.ndarray  # [entities, months] bool
+    forecast: np.ndarray  # [entities, months] bool: the value is forecast (after R)
 
     def bounds(self, aggregate: Aggregate) -> tuple[np.ndarray, np.ndarray]:
         """``(low, high)`` per entity: every scenario's target lies between them.
@@ -76,7 +77,11 @@ class WindowTable:
     def subset(self, keep: np.ndarray) -> WindowTable:
         """The table of the entities at ``keep`` (indices, in order)."""
         return WindowTable(
-            tuple(self.refs[i] for i in keep), self.levels, self.values[keep], self.present[keep]
+            tuple(self.refs[i] for i in keep),
+            self.levels,
+            self.values[keep],
+            self.present[keep],
+            self.forecast[keep],
         )
 
 
@@ -113,6 +118,7 @@ def window_table(
     n_levels = levels.size
     values = np.zeros((len(refs), len(window), n_levels))
     present = np.zeros((len(refs), len(window)), dtype=bool)
+    forecast_cells = np.zeros_like(present)
     reference = plan.reference_month
     for e, ref in enumerate(refs):
         points = forecast.points.get(ref, {})
@@ -124,6 +130,7 @@ def window_table(
                 if extend:
                     qs = (min(p.lo, qs[0]), *qs, max(p.hi, qs[-1]))  # type: ignore[type-var]
                 values[e, m] = qs
+                forecast_cells[e, m] = True
             elif month <= reference and month in observed:
                 values[e, m] = round(float(observed[month]), 2)
             else:
@@ -135,7 +142,7 @@ def window_table(
             )
     # Quantile crossings (separately fitted levels) would make a draw non-monotone in u.
     values = np.maximum.accumulate(values, axis=2)
-    return WindowTable(tuple(refs), levels, values, present)
+    return WindowTable(tuple(refs), levels, values, present, forecast_cells)
 
 
 def _tails(
@@ -160,8 +167,10 @@ def reduce(values: np.ndarray, present: np.ndarray, aggregate: Aggregate) -> np.
         return np.where(present, values, np.inf).min(axis=-1)
     if aggregate is Aggregate.SUM:
         return np.where(present, values, 0.0).sum(axis=-1)
-    # MEAN, and VALUE / EACH over the one month they cover
-    return np.where(present, values, 0.0).sum(axis=-1) / present.sum(axis=-1)
+    # MEAN, and VALUE / EACH over the one month they cover; NaN where no month is present
+    total = np.where(present, values, 0.0).sum(axis=-1)
+    count = np.broadcast_to(present, values.shape).sum(axis=-1)
+    return np.divide(total, count, out=np.full(total.shape, np.nan), where=count > 0)
 
 
 def draw_targets(
@@ -171,16 +180,25 @@ def draw_targets(
     n: int = N_SCENARIOS,
     groups: Sequence[object] | None = None,
     seed: int = SEED,
+    occurrence: np.ndarray | None = None,
 ) -> np.ndarray:
     """``[n, entities]``: each scenario's window target per entity.
 
     ``groups``: each entity's group (entities of one group share a shock of correlation
     ``SHARED_CORRELATION``); None treats every entity as its own group.
+    ``occurrence``: per entity, the chance that a forecast month has a value at all (an
+    entity sells in some months only); each scenario then keeps each forecast month with
+    that chance, and an entity with no month kept has no target (NaN) in that scenario.
     """
     out = np.empty((n, len(table.refs)))
+    keep_rng = np.random.default_rng(seed + 1)
     for start, drawn in _drawn(table, n, groups, seed):
         stop = start + drawn.shape[1]
-        out[:, start:stop] = reduce(drawn, table.present[start:stop][None], aggregate)
+        present = table.present[start:stop][None]
+        if occurrence is not None:
+            kept = keep_rng.random(drawn.shape) < occurrence[start:stop, None]
+            present = present & (kept | ~table.forecast[start:stop][None])
+        out[:, start:stop] = reduce(drawn, present, aggregate)
     return out
 
 

@@ -122,9 +122,18 @@ def with_assumption(plan: Plan, result: Analysis) -> Analysis:
     return replace(result, text=f"{result.text} ({plan.assumption})")
 
 
+def percent(probability: float) -> str:
+    """A stated probability in words: "43%", and "<1%" / ">99%" rather than a flat 0 or 100."""
+    if 0 < probability < 0.005:
+        return "<1%"
+    if 0.995 <= probability < 1:
+        return ">99%"
+    return f"{probability:.0%}"
+
+
 def probability_text(text: str, probability: float, zh: bool) -> str:
     """``text`` followed by the probability of its answer under the forecast distribution."""
-    p = f"{probability:.0%}"
+    p = percent(probability)
     if zh:
         return text.rstrip("。") + f"（按预测分布，概率 {p}）。"
     return text.rstrip(".") + f"; probability {p} from the forecast distribution."
