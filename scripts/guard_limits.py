@@ -41,17 +41,17 @@ def main() -> None:
     args = parser.parse_args()
     with open_history(args.db) as store:
         entry = store.catalog()[0]
-        project = next(p for p in store.projects() if p.district == entry.district)
+        project = next(p for p in store.entities() if p.inner == entry.inner)
     sql = f"SELECT month, price FROM {entry.table_name} WHERE project_name = ? ORDER BY month"
     with GuardedExecutor(args.db) as guard:
-        in_worker = _p50(lambda: guard.execute(sql, [project.project]), args.n)
+        in_worker = _p50(lambda: guard.execute(sql, [project.name]), args.n)
         allowed, reserved = guard.allowed_tables, guard.reserved_names
     target = resolve_target(args.db)
     conn = target.backend.connect(target.history, purpose="guard", timeout_s=5.0)
 
     def local() -> None:
         query, _ = checked_query(sql, target.dialect, allowed, reserved, 10_001)
-        conn.fetch(query, [project.project], max_rows=10_000, max_bytes=64 * 2**20)
+        conn.fetch(query, [project.name], max_rows=10_000, max_bytes=64 * 2**20)
 
     in_process = _p50(local, args.n)
     conn.close()

@@ -96,7 +96,7 @@ class Engine:
         self.db = db
         self.store = open_history(db)
         try:
-            projects = self.store.projects()
+            projects = self.store.entities()
             self.reference: Month = self.store.reference_month or max(
                 p.last_month for p in projects
             )

@@ -110,7 +110,7 @@ class _Examples:
         def forecast_of(plan: Any, history: Any) -> Forecast:
             points = {
                 ref: tool(parse_data(data_for(history, ref, plan.reference_month)))
-                for ref in plan.projects
+                for ref in plan.entities
             }
             return Forecast("example", points)
 
@@ -130,7 +130,7 @@ def _agents(
     vanilla: bool,
 ) -> AgentSession:
     """Replace ``engine``'s stages by the TimeFore agents (or the Vanilla baseline)."""
-    from foretab.core.plan import ProjectRef
+    from foretab.core.plan import EntityRef
     from foretab.forecast.registry import get_imputer
     from foretab.timefore.analyzer import LLMAnalyzer
     from foretab.timefore.captions import CaptionAgent
@@ -154,7 +154,7 @@ def _agents(
     )
     shots = _Examples(engine, fewshot, tool)
     catalog = engine.store.catalog()
-    projects = [ProjectRef(p.city, p.district, p.project) for p in engine.store.projects()]
+    projects = [EntityRef(p.outer, p.inner, p.name) for p in engine.store.entities()]
     engine.planner = AgentPlanner(engine.planner, session)
 
     def chosen(key: str, default: Any) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from foretab.core.plan import Plan, ProjectRef
+from foretab.core.plan import EntityRef, Plan
 from foretab.core.series import Forecast, ForecastBasis, ForecastPoint, History
 from foretab.core.stages import FutureSource
 from foretab.errors import ForecastError, QuestionError
@@ -28,13 +28,13 @@ class Persistence:
 
     def forecast(self, plan: Plan, history: History) -> Forecast:
         months = plan.future_months
-        points: dict[ProjectRef, dict[Month, ForecastPoint]] = {}
-        basis: dict[ProjectRef, ForecastBasis] = {}
-        for ref in plan.projects:
+        points: dict[EntityRef, dict[Month, ForecastPoint]] = {}
+        basis: dict[EntityRef, ForecastBasis] = {}
+        for ref in plan.entities:
             observed = history[ref]
             if not observed:
                 raise ForecastError(
-                    f"{ref.project} ({ref.district}, {ref.city}) has no observed price in the "
+                    f"{ref.name} ({ref.inner}, {ref.outer}) has no observed price in the "
                     "history the question reads, so there is nothing to carry forward."
                 )
             last = max(observed)
@@ -52,16 +52,16 @@ class Oracle:
         # ``generation``: the history store's, so the oracle reads the same ingest's future.
         with open_future(db, generation) as store:
             panel = store.panel()
-        self._values: dict[ProjectRef, dict[Month, float]] = {}
+        self._values: dict[EntityRef, dict[Month, float]] = {}
         for city, district, project, month, price in panel.itertuples(index=False, name=None):
-            ref = ProjectRef(city, district, project)
+            ref = EntityRef(city, district, project)
             self._values.setdefault(ref, {})[Month.parse(month)] = float(price)
 
     def forecast(self, plan: Plan, history: History) -> Forecast:
         del history  # the oracle ignores what was read: that is the point of the ablation
         months = plan.future_months
         points = {}
-        for ref in plan.projects:
+        for ref in plan.entities:
             known = self._values.get(ref, {})
             points[ref] = {m: ForecastPoint(known[m]) for m in months if m in known}
         return Forecast(self.name, points)

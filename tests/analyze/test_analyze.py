@@ -8,19 +8,19 @@ from __future__ import annotations
 import pytest
 
 from foretab.analyze import analyze
-from foretab.core.plan import Aggregate, ChangeMeasure, Comparison, ProjectRef, Task
+from foretab.core.plan import Aggregate, ChangeMeasure, Comparison, EntityRef, Task
 from foretab.errors import ForecastError, QuestionError
 from foretab.months import Month
 from foretab.parse.entities import EntityIndex
 from foretab.parse.parser import parse_question
-from foretab.store.catalog import ProjectEntry
+from foretab.store.catalog import EntityEntry
 
 R = Month(2021, 12)
 CITY, DISTRICT = "Nanjing", "Jiangning District"
-A = ProjectRef(CITY, DISTRICT, "Sun & Moon Garden Phase 2")
-B = ProjectRef(CITY, DISTRICT, "Lake and River Bay")
-C = ProjectRef(CITY, DISTRICT, "Poly Central Park")
-D = ProjectRef("Shenzhen", "Bao'an District", "Poly Central Park")  # same name elsewhere
+A = EntityRef(CITY, DISTRICT, "Sun & Moon Garden Phase 2")
+B = EntityRef(CITY, DISTRICT, "Lake and River Bay")
+C = EntityRef(CITY, DISTRICT, "Poly Central Park")
+D = EntityRef("Shenzhen", "Bao'an District", "Poly Central Park")  # same name elsewhere
 
 HISTORY = {
     A: {Month(2021, 10): 9800.0, Month(2021, 11): 9900.0, Month(2021, 12): 10000.004},
@@ -39,7 +39,7 @@ FUTURE = {
 @pytest.fixture(scope="module")
 def index() -> EntityIndex:
     entries = [
-        ProjectEntry(r.city, r.district, r.project, Month(2021, 1), Month(2021, 12), 12)
+        EntityEntry(r.outer, r.inner, r.name, Month(2021, 1), Month(2021, 12), 12)
         for r in (A, B, C, D)
     ]
     return EntityIndex(entries)
@@ -115,14 +115,12 @@ def test_ties_go_to_the_first_project(index: EntityIndex) -> None:
     history = {**HISTORY, B: {Month(2021, 12): 10000.0}}
     future = {**FUTURE, B: {Month(2022, 1): 10500.0}}
     for first, second in ((A, B), (B, A)):
-        question = f"Which of {first.project} or {second.project} will be highest next month?"
+        question = f"Which of {first.name} or {second.name} will be highest next month?"
         plan = parse_question(question, index, R)
         assert plan.comparison is Comparison.HIGHEST
-        assert analyze(plan, history, future).answer == [[first.project]]
-        question = f"Which of {first.project} or {second.project} will rise the most next month?"
-        assert analyze(parse_question(question, index, R), history, future).answer == [
-            [first.project]
-        ]
+        assert analyze(plan, history, future).answer == [[first.name]]
+        question = f"Which of {first.name} or {second.name} will rise the most next month?"
+        assert analyze(parse_question(question, index, R), history, future).answer == [[first.name]]
 
 
 def test_relative_measure_and_task(index: EntityIndex) -> None:
@@ -138,7 +136,7 @@ def test_relative_measure_and_task(index: EntityIndex) -> None:
 
 def test_same_name_in_two_districts_needs_a_place(index: EntityIndex) -> None:
     plan = parse_question("Price of Poly Central Park in Bao'an, Shenzhen next month?", index, R)
-    assert plan.projects == (D,)
+    assert plan.entities == (D,)
     assert analyze(plan, HISTORY, FUTURE).answer == [[7000.0]]
 
 

@@ -10,8 +10,8 @@ from foretab.core.plan import (
     Aggregate,
     ChangeMeasure,
     Comparison,
+    EntityRef,
     Plan,
-    ProjectRef,
     Task,
     TimeWindow,
 )
@@ -22,8 +22,8 @@ from foretab.months import Month
 
 R = Month(2021, 12)
 JAN, FEB = Month(2022, 1), Month(2022, 2)
-A = ProjectRef("Nanjing", "Jiangning District", "Sun Garden")
-B = ProjectRef("Nanjing", "Jiangning District", "Lake Bay")
+A = EntityRef("Nanjing", "Jiangning District", "Sun Garden")
+B = EntityRef("Nanjing", "Jiangning District", "Lake Bay")
 HISTORY = History({A: {R: 10_000.0}, B: {R: 10_000.0}})
 GRID = np.asarray(DISTRIBUTION_GRID)
 
@@ -41,7 +41,7 @@ def _skewed(value: float) -> ForecastPoint:
 
 
 def _plan(
-    comparison: Comparison, projects: tuple[ProjectRef, ...], agg: Aggregate = Aggregate.VALUE
+    comparison: Comparison, projects: tuple[EntityRef, ...], agg: Aggregate = Aggregate.VALUE
 ) -> Plan:
     task = Task.FORECAST if comparison is Comparison.NONE else Task.REASONING
     last = JAN if agg is Aggregate.VALUE else FEB

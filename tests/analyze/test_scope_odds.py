@@ -18,9 +18,9 @@ from foretab.analyze import RuleAnalyzer, scenarios
 from foretab.analyze.scenarios import draw_targets, window_table
 from foretab.core.plan import (
     Aggregate,
+    EntityRef,
     Extreme,
     Plan,
-    ProjectRef,
     ScopeOp,
     ScopeQuery,
     ScopeRef,
@@ -36,9 +36,9 @@ JAN, FEB, MAR = Month(2022, 1), Month(2022, 2), Month(2022, 3)
 GRID = np.asarray(DISTRIBUTION_GRID)
 SCOPE = ScopeRef("Nanjing", "Jiangning District")
 A, B, C, D = (
-    ProjectRef("Nanjing", "Jiangning District", n) for n in ("Ash", "Birch", "Cedar", "Dale")
+    EntityRef("Nanjing", "Jiangning District", n) for n in ("Ash", "Birch", "Cedar", "Dale")
 )
-ELSEWHERE = ProjectRef("Suzhou", "Wuzhong", "Elm")
+ELSEWHERE = EntityRef("Suzhou", "Wuzhong", "Elm")
 #: Every entity sold in each of the 12 months up to R (so it sells in every scenario).
 HISTORY = History({ref: {R - k: 10_000.0 for k in range(12)} for ref in (A, B, C, D, ELSEWHERE)})
 
@@ -52,7 +52,7 @@ def _forecast(points: dict) -> Forecast:
     return Forecast("model:test", points, 0.8, {}, DISTRIBUTION_GRID, "backtest")
 
 
-def _scope_plan(query: ScopeQuery, projects: tuple[ProjectRef, ...], last: Month = JAN) -> Plan:
+def _scope_plan(query: ScopeQuery, projects: tuple[EntityRef, ...], last: Month = JAN) -> Plan:
     return Plan(
         "q",
         R,

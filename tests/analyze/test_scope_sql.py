@@ -20,13 +20,13 @@ import pytest
 
 from foretab.analyze.answer import analyze
 from foretab.analyze.scope import scope_outcome as _outcome
-from foretab.core.catalog import ProjectEntry
+from foretab.core.catalog import EntityEntry
 from foretab.core.plan import (
     Aggregate,
+    EntityRef,
     Extreme,
     Metric,
     Plan,
-    ProjectRef,
     ScopeOp,
     ScopeQuery,
     ScopeRef,
@@ -136,10 +136,10 @@ SCOPES = [
 
 
 @functools.cache
-def _entries(db: str) -> tuple[ProjectEntry, ...]:
+def _entries(db: str) -> tuple[EntityEntry, ...]:
     store = open_history(db)
     try:
-        return tuple(store.projects())
+        return tuple(store.entities())
     finally:
         store.close()
 
@@ -147,18 +147,18 @@ def _entries(db: str) -> tuple[ProjectEntry, ...]:
 def _plan(db: str, scopes: tuple[ScopeRef, ...], query: ScopeQuery, window: TimeWindow) -> Plan:
     entries = _entries(db)
     candidates = tuple(
-        ProjectRef(e.city, e.district, e.project)
+        EntityRef(e.outer, e.inner, e.name)
         for scope in scopes
-        for e in sorted(entries, key=lambda e: (e.city, e.district, e.project))
-        if e.city == scope.city
-        and scope.district in (None, e.district)
+        for e in sorted(entries, key=lambda e: (e.outer, e.inner, e.name))
+        if e.outer == scope.outer
+        and scope.inner in (None, e.inner)
         and e.first_month <= window.last
         and e.last_month >= window.first
     )
     return Plan(
         question="test",
         reference_month=R,
-        projects=candidates,
+        entities=candidates,
         window=window,
         aggregate=Aggregate.VALUE if len(window.months) == 1 else Aggregate.MEAN,
         task=Task.HISTORY,
@@ -192,7 +192,7 @@ def _compare(db: str, cases: list[tuple[tuple[ScopeRef, ...], TimeWindow, ScopeQ
             rows = scope_query(retrieval.tables, first, last)
             assert rows is not None
             series = rows_to_history(
-                guard.execute(rows.ast, rows.params), plan.projects, plan.metric, scope=True
+                guard.execute(rows.ast, rows.params), plan.entities, plan.metric, scope=True
             )
             for i, scope in enumerate(scopes):
                 want = _outcome(plan, scope, series.series, {}, series.units)
@@ -229,4 +229,4 @@ def test_ties_go_to_the_first_project_in_byte_order(tie_db: str) -> None:
         outcome = GuardedHistoryReader(guard).read(plan, retrieval).history.scopes[0]
     top = month.sort_values("project", key=lambda s: s.map(lambda n: n.encode()))
     top = top.sort_values("avg_price", ascending=False, kind="stable").head(3)
-    assert [ref.project for ref, _ in outcome.picked] == list(top.project)
+    assert [ref.name for ref, _ in outcome.picked] == list(top.project)

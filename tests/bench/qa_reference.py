@@ -17,14 +17,14 @@ from foretab.core.plan import (
     Aggregate,
     ChangeMeasure,
     Comparison,
+    EntityRef,
     Extreme,
     Metric,
-    ProjectRef,
     Task,
 )
 from foretab.months import Month
 
-PanelIndex = dict[ProjectRef, dict[Month, float]]
+PanelIndex = dict[EntityRef, dict[Month, float]]
 
 
 def index_panel(panel: pd.DataFrame) -> PanelIndex:
@@ -33,7 +33,7 @@ def index_panel(panel: pd.DataFrame) -> PanelIndex:
     for city, district, project, month, price in panel[
         ["city", "district", "project", "month", "price"]
     ].itertuples(index=False):
-        ref = ProjectRef(str(city), str(district), str(project))
+        ref = EntityRef(str(city), str(district), str(project))
         index.setdefault(ref, {})[Month.parse(month)] = round(float(price), 2)
     return index
 
@@ -45,7 +45,7 @@ def index_units(corpus: pd.DataFrame) -> PanelIndex:
     for city, district, project, month, units in rows[
         ["city", "district", "project", "month", "units_sold"]
     ].itertuples(index=False):
-        ref = ProjectRef(str(city), str(district), str(project))
+        ref = EntityRef(str(city), str(district), str(project))
         index.setdefault(ref, {})[Month.parse(month)] = float(units)
     return index
 
@@ -54,7 +54,7 @@ def reference_units(item: QAItem, units: PanelIndex) -> AnswerRows:
     """Units summed over the item's months that have sales, per project (DESIGN §4)."""
     months = [Month.parse(m) for m in item.months]
     totals = [
-        (ref.project, float(sum(units.get(ref, {}).get(m, 0.0) for m in months)))
+        (ref.name, float(sum(units.get(ref, {}).get(m, 0.0) for m in months)))
         for ref in item.projects
     ]
     if len(totals) == 1:
@@ -89,9 +89,9 @@ def reference_answer(item: QAItem, history: PanelIndex, future: PanelIndex) -> A
             target = min(values)
         else:
             target = _mean(values)
-        targets.append((ref.project, target, current))
+        targets.append((ref.name, target, current))
         for month, value in zip(months, values, strict=True):
-            each.append([ref.project, month.label, value] if multi else [month.label, value])
+            each.append([ref.name, month.label, value] if multi else [month.label, value])
     comparison = template.comparison
     if template.which_month is not None:
         source = history if template.task is Task.HISTORY else future

@@ -62,15 +62,13 @@ def test_filters_hold_for_every_item(bench_store: BenchStore) -> None:
     for split_items in load(bench_store).values():
         for item in split_items:
             assert 1 <= len(item.projects) <= 3
-            assert len({(p.city, p.district) for p in item.projects}) == 1
+            assert len({(p.outer, p.inner) for p in item.projects}) == 1
             for ref in item.projects:
-                mine = (history["project"] == ref.project) & (history["district"] == ref.district)
+                mine = (history["project"] == ref.name) & (history["district"] == ref.inner)
                 months = history[mine & (history["month"] >= first)]["month"]
                 assert months.nunique() >= 6, (item.id, ref)
                 source = history if item.task == Task.HISTORY else future
-                theirs = source[
-                    (source["project"] == ref.project) & (source["district"] == ref.district)
-                ]
+                theirs = source[(source["project"] == ref.name) & (source["district"] == ref.inner)]
                 assert set(item.months) <= set(theirs["month"]), (item.id, ref, item.months)
             window = [Month.parse(m) for m in item.months]
             if item.task == Task.HISTORY:
@@ -128,7 +126,7 @@ def test_gold_sql_runs_on_the_stores(bench_store: BenchStore, tmp_path: Path) ->
                 if sql:
                     sqlglot.parse_one(sql, read="duckdb")
             rows = hist.execute(item.history_sql).fetchall()
-            assert {r[0] for r in rows} == {p.project for p in item.projects}
+            assert {r[0] for r in rows} == {p.name for p in item.projects}
             if item.task != Task.HISTORY:
                 future_rows = fut.execute(item.future_sql).fetchall()
                 assert len(future_rows) == len(item.months) * len(item.projects)

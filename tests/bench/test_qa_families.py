@@ -61,7 +61,7 @@ def test_scope_questions_of_a_district_stay_in_one_split(bench_store: BenchStore
     for split in SPLITS:
         for item in _families(bench_store, split):
             if FAMILY_TEMPLATES_BY_ID[item.template_id].is_scope:
-                place = (item.projects[0].city, item.projects[0].district)
+                place = (item.projects[0].outer, item.projects[0].inner)
                 where.setdefault(place, set()).add(split)
     assert where and all(len(splits) == 1 for splits in where.values())
 

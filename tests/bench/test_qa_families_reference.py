@@ -33,7 +33,7 @@ def _scope_answer(
     item: QAItem, template: FamilyTemplate, frame: pd.DataFrame
 ) -> list[list[object]]:
     place = item.projects[0]
-    rows = frame[(frame.city == place.city) & (frame.district == place.district)]
+    rows = frame[(frame.city == place.outer) & (frame.district == place.inner)]
     months = set(item.months)
     window = rows[rows.month.isin(months)]
     if min(months) > REFERENCE.iso:  # a future window: projects observed in R-11..R
@@ -81,7 +81,7 @@ def _threshold_answer(
 ) -> list[list[object]]:
     ref = item.projects[0]
     rows = frame[
-        (frame.city == ref.city) & (frame.district == ref.district) & (frame.project == ref.project)
+        (frame.city == ref.outer) & (frame.district == ref.inner) & (frame.project == ref.name)
     ]
     value = round(float(rows[rows.month == item.months[0]].avg_price.iloc[0]), 2)
     match = re.search(r"(?:above|below|exceed) ([\d,]+)|超过(\d+)", item.question)

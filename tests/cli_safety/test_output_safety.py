@@ -56,7 +56,7 @@ def test_sql_prints_control_sequences_stripped(odd_store: str) -> None:
     from foretab.store import open_history
 
     with open_history(odd_store) as store:
-        table = next(e.table_name for e in store.catalog() if e.district == "Gulou District")
+        table = next(e.table_name for e in store.catalog() if e.inner == "Gulou District")
     result = CliRunner().invoke(
         app, ["sql", f"SELECT project_name FROM {table} LIMIT 1", "--db", odd_store]
     )

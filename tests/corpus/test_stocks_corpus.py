@@ -61,8 +61,8 @@ def test_tables_are_named_and_captioned_by_the_schema(stocks_db: str, prices) ->
         captions = [e.caption for e in store.catalog()]
         assert names == [f"stock_price_table_{y}" for y in range(2000, 2010)]
         assert captions[5] == "Stock Price Table for 2005"
-        assert {(e.city, e.district) for e in store.catalog()} == {("", "")}
-        assert {p.project for p in store.projects()} == set(prices.symbol)
+        assert {(e.outer, e.inner) for e in store.catalog()} == {("", "")}
+        assert {p.name for p in store.entities()} == set(prices.symbol)
     conn = duckdb.connect(stocks_db, read_only=True)
     try:
         columns = [r[0] for r in conn.execute("DESCRIBE stock_price_table_2005").fetchall()]

@@ -44,8 +44,8 @@ def test_demo_builds_history_and_future(app, tmp_path: Path) -> None:
         assert len(past) + len(ahead) == len(corpus)
         assert {e.year for e in history.catalog()} == {2021, 2022, 2023}
         assert {e.year for e in future.catalog()} == {2024}
-        projects = {(p.city, p.district, p.project) for p in history.projects()}
-        projects |= {(p.city, p.district, p.project) for p in future.projects()}
+        projects = {(p.outer, p.inner, p.name) for p in history.entities()}
+        projects |= {(p.outer, p.inner, p.name) for p in future.entities()}
         assert len(projects) == 180
     finally:
         history.close()
@@ -108,5 +108,5 @@ def test_run_demo_queries_through_the_guard(tmp_path: Path) -> None:
     assert all(row[1].isoformat() <= "2023-12-01" for row in result.sample.rows)
     busiest = result.overview.busiest_project
     assert busiest is not None
-    assert {row[0] for row in result.sample.rows} == {busiest.project}
+    assert {row[0] for row in result.sample.rows} == {busiest.name}
     assert result.sample.sql in out.getvalue()

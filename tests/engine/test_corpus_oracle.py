@@ -185,4 +185,4 @@ def test_typo_is_linked_fuzzily(engine: Engine, prices) -> None:
     ans = engine.ask(
         "What was the average price of greenland lixiang cty in jiangning district nanjing last month?"
     )
-    assert ans.plan.projects[0].project == "Greenland Lixiang City"
+    assert ans.plan.entities[0].name == "Greenland Lixiang City"

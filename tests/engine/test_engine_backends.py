@@ -15,9 +15,9 @@ from foretab.store.ingest import ingest_frame
 from .test_retrieve_sql import POLY, VANKE, R, corpus
 
 QUESTIONS = [
-    f"What will the average price of {POLY.project} in Jiangning, Nanjing be next month?",
-    f"What was the average price of {VANKE.project} in Baoan, Shenzhen in each month of the last quarter of 2021?",
-    f"Will the average price of {POLY.project} in jiangning district nanjing in the first half of next year be higher than now?",
+    f"What will the average price of {POLY.name} in Jiangning, Nanjing be next month?",
+    f"What was the average price of {VANKE.name} in Baoan, Shenzhen in each month of the last quarter of 2021?",
+    f"Will the average price of {POLY.name} in jiangning district nanjing in the first half of next year be higher than now?",
     "Which will be lower in March 2022: Poly Central Park or Greenland Lixiang City in Jiangning, Nanjing?",
 ]
 

@@ -23,7 +23,7 @@ CASES = json.loads(
 def describe(engine: Engine, question: str) -> dict[str, object]:
     plan = engine.parse(question)
     return {
-        "projects": [[p.city, p.district, p.project] for p in plan.projects],
+        "projects": [[p.outer, p.inner, p.name] for p in plan.entities],
         "first": plan.window.first.iso,
         "last": plan.window.last.iso,
         "aggregate": plan.aggregate.value,

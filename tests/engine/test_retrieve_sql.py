@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from foretab.core.plan import Aggregate, Plan, ProjectRef, Task, TimeWindow
+from foretab.core.plan import Aggregate, EntityRef, Plan, Task, TimeWindow
 from foretab.months import Month
 from foretab.retrieve import Retriever, required_captions
 from foretab.sql.build import history_query
@@ -16,18 +16,18 @@ from foretab.store import open_history
 from foretab.store.ingest import ingest_frame
 
 R = Month(2021, 12)
-POLY = ProjectRef("Nanjing", "Jiangning District", "Poly Central Park")
-GREEN = ProjectRef("Nanjing", "Jiangning District", "Greenland Lixiang City")
-VANKE = ProjectRef("Shenzhen", "Bao'an District", "Vanke Future Light")
+POLY = EntityRef("Nanjing", "Jiangning District", "Poly Central Park")
+GREEN = EntityRef("Nanjing", "Jiangning District", "Greenland Lixiang City")
+VANKE = EntityRef("Shenzhen", "Bao'an District", "Vanke Future Light")
 
 
 def corpus(*, sparse: bool = True) -> pd.DataFrame:
     rows = []
     for ref, base in ((POLY, 21000.0), (GREEN, 18000.0), (VANKE, 65000.0)):
         for i, month in enumerate(m for m in (Month(2019, 6) + k for k in range(43))):
-            if sparse and (i + len(ref.project)) % 5 == 0:
+            if sparse and (i + len(ref.name)) % 5 == 0:
                 continue  # sparse, like the real corpus
-            rows.append((ref.city, ref.district, ref.project, month.iso, base + 10 * i, i))
+            rows.append((ref.outer, ref.inner, ref.name, month.iso, base + 10 * i, i))
     return pd.DataFrame(
         rows, columns=["city", "district", "project", "month", "avg_price", "units_sold"]
     )
@@ -44,7 +44,7 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return target
 
 
-def plan(projects: tuple[ProjectRef, ...], first: Month, last: Month, task: Task) -> Plan:
+def plan(projects: tuple[EntityRef, ...], first: Month, last: Month, task: Task) -> Plan:
     return Plan("q", R, projects, TimeWindow(first, last, "x"), Aggregate.EACH, task)
 
 
@@ -81,7 +81,7 @@ def test_history_query_matches_the_frame(db: str) -> None:
     p = plan((POLY, GREEN, VANKE), R + 1, R + 12, Task.FORECAST)
     with open_history(db) as store:
         retrieval = Retriever(store.catalog()).retrieve(p)
-    query = history_query(retrieval.tables, p.projects, R - 23, R)
+    query = history_query(retrieval.tables, p.entities, R - 23, R)
     assert query is not None
     text = query.sql()
     assert "UNION ALL" in text and "Poly Central Park" not in text  # values are bound

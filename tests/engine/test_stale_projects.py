@@ -25,13 +25,11 @@ def test_stale_projects_get_a_clear_error_and_no_nan(corpus_db: str) -> None:
     with Engine(
         corpus_db, future_source=lambda e: ModelSource.with_store_dates(NaiveStoreModel(), e.store)
     ) as engine:
-        stale = [p for p in engine.store.projects() if p.last_month < R - 23]
+        stale = [p for p in engine.store.entities() if p.last_month < R - 23]
         assert len(stale) >= 100, "fixture assumption: the corpus has stale projects"
         named_month = 0
         for p in stale:
-            question = (
-                f"What will the price of {p.project} in {p.district}, {p.city} be next month?"
-            )
+            question = f"What will the price of {p.name} in {p.inner}, {p.outer} be next month?"
             try:
                 answer = engine.ask(question)
             except ForecastError as error:

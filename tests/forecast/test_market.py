@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from foretab.core.plan import ProjectRef
+from foretab.core.plan import EntityRef
 from foretab.errors import ForecastError
 from foretab.forecast.gbm import LightGBMForecaster
 from foretab.forecast.market import ALL, Market, market_features, place_keys
@@ -93,13 +93,13 @@ def test_a_model_that_reads_places_beats_one_that_does_not() -> None:
 def test_store_model_round_trips_its_market_and_uses_the_projects_place() -> None:
     values = _district_panel(n=200, t=24)
     refs = tuple(
-        ProjectRef(p[1], p[0].split("\x1f")[1], f"P{i}") for i, p in enumerate(_places(200))
+        EntityRef(p[1], p[0].split("\x1f")[1], f"P{i}") for i, p in enumerate(_places(200))
     )
     months = tuple(month_range(REF - 23, REF))
     plain = LightGBMForecaster(0, **SMALL).fit(values)
     assert not StoreModel("lgbm", REF, 24, 0.0, plain, months[0]).reads_places
     market = LightGBMForecaster(0, market=True, **SMALL)
-    market.fit(values, places=[place_keys(r.city, r.district) for r in refs])
+    market.fit(values, places=[place_keys(r.outer, r.inner) for r in refs])
     model = StoreModel("lgbm_market", REF, 24, 0.0, market, months[0], n_series=200)
     again = StoreModel.from_bytes(model.to_bytes())
     assert again.reads_places
@@ -109,7 +109,7 @@ def test_store_model_round_trips_its_market_and_uses_the_projects_place() -> Non
     with_place = again.predict(short, 12, refs[:4])
     np.testing.assert_allclose(with_place, model.predict(short, 12, refs[:4]))
     # The same series told it sits in an unknown district forecasts differently.
-    nowhere = [ProjectRef("Atlantis", "Nowhere", r.project) for r in refs[:4]]
+    nowhere = [EntityRef("Atlantis", "Nowhere", r.name) for r in refs[:4]]
     assert not np.allclose(with_place, again.predict(short, 12, nowhere))
 
 

@@ -81,7 +81,7 @@ def test_doubling_the_history_doubles_the_forecast(trained_mini: str, tmp_path: 
 def test_forecasts_carry_an_interval_and_the_basis(trained_mini: str) -> None:
     with Engine(trained_mini) as engine:
         answer = engine.ask(QUESTION)
-    (ref,) = answer.plan.projects
+    (ref,) = answer.plan.entities
     (point,) = answer.forecast.points[ref].values()
     basis = answer.forecast.basis[ref]
     assert basis.months_used > 0 and basis.last_observed is not None

@@ -1,4 +1,4 @@
-"""The real corpus's project list as ``ProjectEntry`` rows and one EntityIndex over it."""
+"""The real corpus's project list as ``EntityEntry`` rows and one EntityIndex over it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from foretab.months import Month
 from foretab.parse.entities import EntityIndex
-from foretab.store.catalog import ProjectEntry
+from foretab.store.catalog import EntityEntry
 
 CORPUS = (
     Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "realestate"
@@ -18,7 +18,7 @@ CORPUS = (
 
 
 @pytest.fixture(scope="session")
-def corpus_entries() -> list[ProjectEntry]:
+def corpus_entries() -> list[EntityEntry]:
     if not CORPUS.exists():
         pytest.skip(f"shared corpus not found at {CORPUS}")
     frame = pd.read_csv(CORPUS, usecols=["city", "district", "project", "month", "project_zh",
@@ -32,7 +32,7 @@ def corpus_entries() -> list[ProjectEntry]:
         district_zh=("district_zh", "first"),
     )
     return [
-        ProjectEntry(
+        EntityEntry(
             city,
             district,
             project,
@@ -48,5 +48,5 @@ def corpus_entries() -> list[ProjectEntry]:
 
 
 @pytest.fixture(scope="session")
-def corpus_index(corpus_entries: list[ProjectEntry]) -> EntityIndex:
+def corpus_index(corpus_entries: list[EntityEntry]) -> EntityIndex:
     return EntityIndex(corpus_entries)

@@ -17,7 +17,7 @@ from foretab.months import Month
 from foretab.parse.entities import EntityIndex
 from foretab.parse.parser import parse_question
 from foretab.parse.timexpr import catalog
-from foretab.store.catalog import ProjectEntry
+from foretab.store.catalog import EntityEntry
 
 templates = pytest.importorskip("foretab.bench.templates")
 REFERENCE = Month(2021, 12)
@@ -35,7 +35,7 @@ def _kind(first: Month, last: Month) -> str:
 
 
 def test_every_phrasing_parses_to_its_family(
-    corpus_index: EntityIndex, corpus_entries: list[ProjectEntry]
+    corpus_index: EntityIndex, corpus_entries: list[EntityEntry]
 ) -> None:
     rng = random.Random(7)
     windows = defaultdict(list)
@@ -43,7 +43,7 @@ def test_every_phrasing_parses_to_its_family(
         windows[_kind(window.first, window.last)].append(window)
     by_district = defaultdict(list)
     for entry in corpus_entries:
-        by_district[(entry.city, entry.district)].append(entry.project)
+        by_district[(entry.outer, entry.inner)].append(entry.name)
     places = sorted(place for place, names in by_district.items() if len(names) >= 3)
     failures = []
     checked = 0
@@ -64,7 +64,7 @@ def test_every_phrasing_parses_to_its_family(
                     aggregate = Aggregate.VALUE
                 expected = (names, window.first, window.last, aggregate, template.task,
                             template.comparison, template.measure)  # fmt: skip
-                got = ([p.project for p in plan.projects], plan.window.first, plan.window.last,
+                got = ([p.name for p in plan.entities], plan.window.first, plan.window.last,
                        plan.aggregate, plan.task, plan.comparison, plan.measure)  # fmt: skip
                 checked += 1
                 if got != expected:

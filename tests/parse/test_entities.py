@@ -14,7 +14,7 @@ from foretab.parse.text import normalize
 
 
 def names(index: EntityIndex, question: str) -> list[tuple[str, str]]:
-    return [(p.project, p.district) for p in index.link(question).projects]
+    return [(p.name, p.inner) for p in index.link(question).entities]
 
 
 @pytest.mark.parametrize(
@@ -41,25 +41,23 @@ def names(index: EntityIndex, question: str) -> list[tuple[str, str]]:
 )  # fmt: skip
 def test_links(corpus_index: EntityIndex, question: str, expected: list | None) -> None:
     if expected is None:
-        assert len(corpus_index.link(question).projects) == 1
+        assert len(corpus_index.link(question).entities) == 1
     else:
         assert names(corpus_index, question) == expected
 
 
 def test_spacing_variant_links_the_same_project(corpus_index: EntityIndex, corpus_entries) -> None:
-    entry = next(e for e in corpus_entries if e.project == "Zhengrongyuelongfu")
-    linked = corpus_index.link(f"Zhengrong Yuelongfu in {entry.district}, {entry.city}")
-    assert [p.project for p in linked.projects] == ["Zhengrongyuelongfu"]
+    entry = next(e for e in corpus_entries if e.name == "Zhengrongyuelongfu")
+    linked = corpus_index.link(f"Zhengrong Yuelongfu in {entry.inner}, {entry.outer}")
+    assert [p.name for p in linked.entities] == ["Zhengrongyuelongfu"]
 
 
 def test_every_unique_name_links_to_itself(corpus_index: EntityIndex, corpus_entries) -> None:
     """Each project, named with its district and city, links to exactly itself."""
     for entry in corpus_entries[::7]:
-        question = f"What will the price of {entry.project} in {entry.district}, {entry.city} be?"
+        question = f"What will the price of {entry.name} in {entry.inner}, {entry.outer} be?"
         linked = corpus_index.link(question)
-        assert [(p.project, p.district) for p in linked.projects] == [
-            (entry.project, entry.district)
-        ], question
+        assert [(p.name, p.inner) for p in linked.entities] == [(entry.name, entry.inner)], question
 
 
 def test_unknown_project_names_the_text_and_suggests(corpus_index: EntityIndex) -> None:
@@ -122,11 +120,11 @@ def test_typos_never_link_to_another_project(corpus_index: EntityIndex, corpus_e
 
     (A typo that spells another real project's full name is that project: skipped.)
     """
-    exact = {normalize(e.project) for e in corpus_entries}
+    exact = {normalize(e.name) for e in corpus_entries}
     linked = 0
     checked = 0
     for number, entry in enumerate(corpus_entries[::5]):
-        name = entry.project
+        name = entry.name
         if len(name) < 8:
             continue
         cut = 1 + number % (len(name) - 2)
@@ -134,17 +132,17 @@ def test_typos_never_link_to_another_project(corpus_index: EntityIndex, corpus_e
         if normalize(typo) in exact:
             continue
         checked += 1
-        question = f"What will {typo} in {entry.district}, {entry.city} cost next month?"
+        question = f"What will {typo} in {entry.inner}, {entry.outer} cost next month?"
         try:
-            projects = corpus_index.link(question).projects
+            projects = corpus_index.link(question).entities
         except QuestionError:
             continue
-        assert [(p.project, p.district) for p in projects] == [(name, entry.district)], question
+        assert [(p.name, p.inner) for p in projects] == [(name, entry.inner)], question
         linked += 1
     assert linked >= 0.85 * checked
 
 
 def test_chinese_names_link(corpus_index: EntityIndex, corpus_entries) -> None:
-    entry = next(e for e in corpus_entries if e.project == "Vanke Zuoan")
+    entry = next(e for e in corpus_entries if e.name == "Vanke Zuoan")
     linked = corpus_index.link(f"{entry.aliases[0]}下个月的价格是多少?")
-    assert [p.project for p in linked.projects] == ["Vanke Zuoan"]
+    assert [p.name for p in linked.entities] == ["Vanke Zuoan"]

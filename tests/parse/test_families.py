@@ -60,14 +60,14 @@ def test_no_time_defaults_are_recorded(corpus_index: EntityIndex) -> None:
 def test_scopes(corpus_index: EntityIndex) -> None:
     top = plan(corpus_index, "What are the top 5 most expensive projects in Shanghai next month?")
     assert top.scope is not None and (top.scope.op, top.scope.n) == (ScopeOp.TOP, 5)
-    assert [s.city for s in top.scopes] == ["Shanghai"] and top.scopes[0].district is None
+    assert [s.outer for s in top.scopes] == ["Shanghai"] and top.scopes[0].inner is None
     # a future scope's candidates are its projects observed in R-11..R
-    assert top.projects and all(r.city == "Shanghai" for r in top.projects)
+    assert top.entities and all(r.outer == "Shanghai" for r in top.entities)
     both = plan(
         corpus_index,
         "What was the average price in Jianye and Jiangning, Nanjing respectively in August 2021?",
     )
-    assert [s.district for s in both.scopes] == ["Jianye District", "Jiangning District"]
+    assert [s.inner for s in both.scopes] == ["Jianye District", "Jiangning District"]
     pick = plan(
         corpus_index,
         "Among the five best-selling projects in Jiangning, Nanjing in May 2021, which had the lowest price?",
@@ -81,7 +81,7 @@ def test_scopes(corpus_index: EntityIndex) -> None:
 def test_chinese(corpus_index: EntityIndex) -> None:
     p = plan(corpus_index, "南京市江宁区绿地理想城下个月的价格是多少？")
     assert p.language is Language.ZH and p.window.first == R + 1
-    assert p.projects[0].name_zh == "绿地理想城"
+    assert p.entities[0].name_zh == "绿地理想城"
     r = plan(
         corpus_index, "请问在2019年9月，苏州市吴江区哪些小区的均价在10000-20000之间并且销量最高？"
     )

@@ -45,7 +45,7 @@ def test_golden_question(row: list[str], corpus_index: EntityIndex) -> None:
         return
     projects, first, last, aggregate, task, comparison, measure = row[1:]
     plan = parse_question(question, corpus_index, REFERENCE)
-    assert [p.project for p in plan.projects] == projects.split(";")
+    assert [p.name for p in plan.entities] == projects.split(";")
     assert (plan.window.first.iso, plan.window.last.iso) == (first, last)
     # A question without a time expression gets a default the plan states (DESIGN §3).
     assert (plan.window.expression and plan.window.expression in question) or plan.assumption

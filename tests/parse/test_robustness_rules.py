@@ -173,7 +173,7 @@ PLANS = [
 def test_cue_rule(row: tuple[str, ...], corpus_index: EntityIndex) -> None:
     question, projects, first, last, aggregate, task, comparison, measure = row
     plan = parse_question(question, corpus_index, R)
-    assert [p.project for p in plan.projects] == projects.split(";")
+    assert [p.name for p in plan.entities] == projects.split(";")
     assert (plan.window.first.iso, plan.window.last.iso) == (first, last)
     assert (plan.aggregate.value, plan.task.value) == (aggregate, task)
     assert (plan.comparison.value, plan.measure.value) == (comparison, measure)

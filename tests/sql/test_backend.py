@@ -18,7 +18,7 @@ import sqlglot
 from sqlglot import exp
 
 from foretab.backend import backend_for, column, get_backend, param, table
-from foretab.core.plan import ProjectRef
+from foretab.core.plan import EntityRef
 from foretab.errors import QueryError, StoreError
 from foretab.months import Month
 from foretab.sql.build import history_query
@@ -81,8 +81,8 @@ def odd_db(
 
 def test_panel_catalog_and_projects_keep_odd_names(odd_db: str) -> None:
     with open_history(odd_db) as store:
-        districts = {e.district for e in store.catalog()}
-        projects = {p.project for p in store.projects()}
+        districts = {e.inner for e in store.catalog()}
+        projects = {p.name for p in store.entities()}
         panel = store.panel()
     assert districts == {ODD_DISTRICT, "Pudong New Area"}
     assert set(ODD_PROJECTS) <= projects
@@ -96,8 +96,8 @@ def test_panel_catalog_and_projects_keep_odd_names(odd_db: str) -> None:
 
 def test_history_query_binds_odd_names_through_the_guard(odd_db: str) -> None:
     with open_history(odd_db) as store:
-        tables = [e for e in store.catalog() if e.district == ODD_DISTRICT]
-    refs = [ProjectRef("Nanjing", ODD_DISTRICT, p) for p in ODD_PROJECTS[:2]]
+        tables = [e for e in store.catalog() if e.inner == ODD_DISTRICT]
+    refs = [EntityRef("Nanjing", ODD_DISTRICT, p) for p in ODD_PROJECTS[:2]]
     query = history_query(tables, refs, Month(2021, 3), Month(2021, 4))
     assert query is not None
     with GuardedExecutor(odd_db) as guard:
@@ -114,7 +114,7 @@ def test_history_query_binds_odd_names_through_the_guard(odd_db: str) -> None:
 
 def test_percent_and_question_marks_in_literals_next_to_parameters(odd_db: str) -> None:
     with open_history(odd_db) as store:
-        name = next(e.table_name for e in store.catalog() if e.district == ODD_DISTRICT)
+        name = next(e.table_name for e in store.catalog() if e.inner == ODD_DISTRICT)
     sql = (
         f"SELECT project_name, '%s %% ?' AS lit FROM {name} "
         "WHERE project_name LIKE '%?%' AND month = ? ORDER BY 1"

@@ -65,7 +65,7 @@ def snapshot(db: str) -> tuple[object, ...]:
                 parts += [
                     store.reference_month,
                     tuple(store.catalog()),
-                    tuple(store.projects()),
+                    tuple(store.entities()),
                     tuple(map(tuple, store.panel().itertuples(index=False))),
                 ]
         except Exception as exc:  # a missing side is part of the state
@@ -88,7 +88,7 @@ def test_layout_with_reference_month(db: str, tmp_path: Path) -> None:
         captions = {e.caption for e in history.catalog()}
         assert "Project Price Table for Bao'an District, Shenzhen, 2020" in captions
         assert history.panel()["month"].max() == "2020-12"
-        poly = next(p for p in history.projects() if p.project == "Poly Central Park")
+        poly = next(p for p in history.entities() if p.name == "Poly Central Park")
         assert poly.aliases == ("保利中央公园",) and poly.n_months == 2
     with open_future(db) as future:
         assert future.panel()["month"].min() == "2021-01"
@@ -148,7 +148,7 @@ def test_reingest_replaces(db: str, tmp_path: Path) -> None:
     ingest_path(write_csv(tmp_path / "b.csv", GOOD_ROWS[:3]), db)
     with open_history(db) as store:
         assert store.reference_month == Month(2021, 1)  # the last month of the new data
-        assert {p.project for p in store.projects()} == {"Poly Central Park"}
+        assert {p.name for p in store.entities()} == {"Poly Central Park"}
     with pytest.raises(Exception, match=r"future"):
         open_future(db)
 

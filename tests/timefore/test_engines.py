@@ -179,10 +179,10 @@ def test_hybrid_sends_nothing_for_a_rules_question(fake_openai, mini_duckdb) -> 
         fallback = engine.ask(UNPLANNABLE)
     assert fallback.engine == "hybrid:timefore"
     # The open plan's answer names the project the agents found and the classifier's type.
-    assert [p.project for p in fallback.plan.projects] == ["Bund Garden"]
+    assert [p.name for p in fallback.plan.entities] == ["Bund Garden"]
     assert fallback.task.value in {"forecast", "reasoning", "history"}
     assert len(fake_openai.requests) == len(fallback.trace.llm_calls) > 0
-    assert next(iter(fallback.history.series)).project == "Bund Garden"
+    assert next(iter(fallback.history.series)).name == "Bund Garden"
 
 
 def test_hybrid_keeps_unknown_entities_as_errors(fake_openai, mini_duckdb) -> None:

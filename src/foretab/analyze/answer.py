@@ -48,11 +48,11 @@ from foretab.core.plan import (
     Aggregate,
     ChangeMeasure,
     Comparison,
+    EntityRef,
     Extreme,
     Language,
     Metric,
     Plan,
-    ProjectRef,
 )
 from foretab.core.series import Forecast, History, ScopeOutcome
 from foretab.core.stages import Analysis
@@ -110,9 +110,9 @@ def _names(names: list[str], zh: bool = False) -> str:
 
 def analyze(
     plan: Plan,
-    history: Mapping[ProjectRef, Series],
-    future: Mapping[ProjectRef, Series],
-    units: Mapping[ProjectRef, Series] | None = None,
+    history: Mapping[EntityRef, Series],
+    future: Mapping[EntityRef, Series],
+    units: Mapping[EntityRef, Series] | None = None,
     scopes: Sequence[ScopeOutcome] = (),
 ) -> Analysis:
     """Compute the answer of ``plan`` from history (months ≤ R) and future (months > R).
@@ -122,7 +122,7 @@ def analyze(
     """
     if plan.scopes:
         return with_assumption(plan, analyze_scope(plan, history, future, units or {}, scopes))
-    if not plan.projects:
+    if not plan.entities:
         raise QuestionError("the plan names no project")
     if plan.which_month is not None:
         result = _which_month(plan, history, future)
@@ -138,7 +138,7 @@ def analyze(
 
 
 def _values(
-    plan: Plan, ref: ProjectRef, history: Mapping, future: Mapping
+    plan: Plan, ref: EntityRef, history: Mapping, future: Mapping
 ) -> list[tuple[Month, float]]:
     if plan.current and plan.reference_month not in history.get(ref, {}):
         past = [m for m in history.get(ref, {}) if m <= plan.reference_month]
@@ -148,15 +148,15 @@ def _values(
 
 
 def _numeric(
-    plan: Plan, history: Mapping[ProjectRef, Series], future: Mapping[ProjectRef, Series]
+    plan: Plan, history: Mapping[EntityRef, Series], future: Mapping[EntityRef, Series]
 ) -> Analysis:
     zh = plan.language is Language.ZH
     verb = "was" if plan.is_past else "will be"
-    several = len(plan.projects) > 1
+    several = len(plan.entities) > 1
     answer: list[list[Cell]] = []
     parts: list[str] = []
-    for ref in plan.projects:
-        name = ref.name(plan.language)
+    for ref in plan.entities:
+        name = ref.display_name(plan.language)
         values = _values(plan, ref, history, future)
         if plan.aggregate is Aggregate.EACH:
             for month, value in values:
@@ -174,25 +174,25 @@ def _numeric(
             shown = f"{value:,.0f}" if plan.metric is Metric.UNITS else _fmt(value)
             parts.append(f"{name} {shown}" if several else shown)
     if zh:
-        names = _names([r.name(plan.language) for r in plan.projects], zh=True)
+        names = _names([r.display_name(plan.language) for r in plan.entities], zh=True)
         text = f"{names}{window_text(plan)}的{_what_zh(plan)}：{'；'.join(parts)}。"
     elif several:
         text = f"The {_what(plan)} {window_text(plan)} {verb}: {'; '.join(parts)}."
     else:
-        ref = plan.projects[0]
-        text = f"The {_what(plan)} of {ref.project} {window_text(plan)} {verb} {parts[0]}."
+        ref = plan.entities[0]
+        text = f"The {_what(plan)} of {ref.name} {window_text(plan)} {verb} {parts[0]}."
     return Analysis(answer, text)
 
 
 def _change_of(
-    plan: Plan, ref: ProjectRef, history: Mapping, future: Mapping
+    plan: Plan, ref: EntityRef, history: Mapping, future: Mapping
 ) -> tuple[float, float, float]:
     """(base, target, change): within the window for the past, vs current for the future."""
     values = _values(plan, ref, history, future)
     if plan.is_past and len(plan.window.months) > 1:
         if len(values) < 2:
             raise QuestionError(
-                f"{ref.project} has a value in only {len(values)} month(s) {window_text(plan)}; "
+                f"{ref.name} has a value in only {len(values)} month(s) {window_text(plan)}; "
                 "a change needs two"
             )
         base, end = values[0][1], values[-1][1]
@@ -214,12 +214,14 @@ def _numeric_change(plan: Plan, history: Mapping, future: Mapping) -> Analysis:
     relative = plan.change is ChangeMeasure.RELATIVE
     answer: list[list[Cell]] = []
     parts: list[str] = []
-    for ref in plan.projects:
+    for ref in plan.entities:
         base, end, change = _change_of(plan, ref, history, future)
         value = r2(100 * _relative(base, change)) if relative else r2(change)
-        answer.append([ref.name(plan.language), value] if len(plan.projects) > 1 else [value])
+        answer.append(
+            [ref.display_name(plan.language), value] if len(plan.entities) > 1 else [value]
+        )
         shown = f"{value:+.2f}%" if relative else f"{value:+,.2f}"
-        parts.append(f"{ref.name(plan.language)} {shown} ({_fmt(base)} → {_fmt(end)})")
+        parts.append(f"{ref.display_name(plan.language)} {shown} ({_fmt(base)} → {_fmt(end)})")
     if plan.language is Language.ZH:
         return Analysis(answer, f"{window_text(plan)}的变化：{'；'.join(parts)}。")
     base_word = "within the window" if plan.is_past else "compared with now"
@@ -227,23 +229,23 @@ def _numeric_change(plan: Plan, history: Mapping, future: Mapping) -> Analysis:
 
 
 def _which_month(plan: Plan, history: Mapping, future: Mapping) -> Analysis:
-    ref = plan.projects[0]
+    ref = plan.entities[0]
     values = _values(plan, ref, history, future)
     pick = max if plan.which_month is Extreme.HIGHEST else min
     month, value = pick(values, key=lambda item: item[1])  # ties: the earliest month
     if plan.language is Language.ZH:
         word = "最高" if plan.which_month is Extreme.HIGHEST else "最低"
-        text = f"{ref.name(plan.language)}在{window_text(plan)}中{month.year}年{month.month}月{word}（{_fmt(value)}）。"
+        text = f"{ref.display_name(plan.language)}在{window_text(plan)}中{month.year}年{month.month}月{word}（{_fmt(value)}）。"
     else:
         text = (
-            f"{ref.project} has its {plan.which_month.value} {_what(plan)} "
+            f"{ref.name} has its {plan.which_month.value} {_what(plan)} "
             f"{window_text(plan)} in {month.label} ({_fmt(value)})."
         )
     return Analysis([[month.label]], text)
 
 
 def _threshold(plan: Plan, history: Mapping, future: Mapping) -> Analysis:
-    ref = plan.projects[0]
+    ref = plan.entities[0]
     threshold = plan.threshold
     assert threshold is not None
     aggregate = Aggregate.MEAN if plan.aggregate is Aggregate.EACH else plan.aggregate
@@ -254,18 +256,18 @@ def _threshold(plan: Plan, history: Mapping, future: Mapping) -> Analysis:
     label = "Yes" if yes else "No"
     if plan.language is Language.ZH:
         word = "高于" if threshold.above else "低于"
-        text = f"{'是' if yes else '否'}：{ref.name(plan.language)}{window_text(plan)}的{_what_zh(plan)}为{_fmt(value)}，{'' if yes else '不'}{word}{_fmt(threshold.value)}。"
+        text = f"{'是' if yes else '否'}：{ref.display_name(plan.language)}{window_text(plan)}的{_what_zh(plan)}为{_fmt(value)}，{'' if yes else '不'}{word}{_fmt(threshold.value)}。"
     else:
         word = "above" if threshold.above else "below"
         text = (
-            f"{label}: the {_what(plan)} of {ref.project} {window_text(plan)} is {_fmt(value)}, "
+            f"{label}: the {_what(plan)} of {ref.name} {window_text(plan)} is {_fmt(value)}, "
             f"{'' if yes else 'not '}{word} {_fmt(threshold.value)}."
         )
     return Analysis([[label]], text)
 
 
 def _reasoning(
-    plan: Plan, history: Mapping[ProjectRef, Series], future: Mapping[ProjectRef, Series]
+    plan: Plan, history: Mapping[EntityRef, Series], future: Mapping[EntityRef, Series]
 ) -> Analysis:
     zh = plan.language is Language.ZH
     if plan.aggregate is Aggregate.EACH:
@@ -278,18 +280,18 @@ def _reasoning(
             aggregate = Aggregate.SUM
         targets = [
             (ref, target(aggregate, _values(plan, ref, history, future), plan))
-            for ref in plan.projects
+            for ref in plan.entities
         ]
         pick = max if comparison is Comparison.HIGHEST else min
         # max/min return the first of equal keys: ties go to the first in question order.
         ref, value = pick(targets, key=lambda item: item[1])
-        name = ref.name(plan.language)
+        name = ref.display_name(plan.language)
         if zh:
             word = "最高" if comparison is Comparison.HIGHEST else "最低"
             return Analysis([[name]], f"{when}{name}的{_what_zh(plan)}{word}（{_fmt(value)}）。")
         word = "highest" if comparison is Comparison.HIGHEST else "lowest"
         return Analysis([[name]], f"{name} has the {word} {what} {when} ({_fmt(value)}).")
-    changes = [(ref, *_change_of(plan, ref, history, future)) for ref in plan.projects]
+    changes = [(ref, *_change_of(plan, ref, history, future)) for ref in plan.entities]
     past = plan.is_past and len(plan.window.months) > 1
     if comparison is Comparison.VS_CURRENT:
         ref, base, end, change = changes[0]
@@ -297,19 +299,20 @@ def _reasoning(
         if zh:
             word = {"Increase": "上涨", "Decrease": "下跌", "No change": "持平"}[label]
             return Analysis(
-                [[label]], f"{ref.name(plan.language)}{when}{word}：{_fmt(base)} → {_fmt(end)}。"
+                [[label]],
+                f"{ref.display_name(plan.language)}{when}{word}：{_fmt(base)} → {_fmt(end)}。",
             )
         if past:
-            text = f"{label}: {ref.project} went from {_fmt(base)} to {_fmt(end)} {when}."
+            text = f"{label}: {ref.name} went from {_fmt(base)} to {_fmt(end)} {when}."
         elif label == "No change":
             text = (
-                f"The {what} of {ref.project} {when} ({_fmt(end)}) equals the current "
+                f"The {what} of {ref.name} {when} ({_fmt(end)}) equals the current "
                 f"{plan.wording.value} ({_fmt(base)}): no change."
             )
         else:
             direction = "higher" if label == "Increase" else "lower"
             text = (
-                f"{label}: the {what} of {ref.project} {when} ({_fmt(end)}) is {direction} "
+                f"{label}: the {what} of {ref.name} {when} ({_fmt(end)}) is {direction} "
                 f"than the current {plan.wording.value} ({_fmt(base)})."
             )
         return Analysis([[label]], text)
@@ -327,7 +330,7 @@ def _reasoning(
         if not movers:
             text = f"{when}{none}。" if zh else f"None of them {tense} {when}{since}."
             return Analysis([["None"]], text)
-        names = [ref.name(plan.language) for ref, _ in movers]
+        names = [ref.display_name(plan.language) for ref, _ in movers]
         zh_word = "上涨" if rising else "下跌"
         text = (
             f"{when}{_names(names, True)}{zh_word}。"
@@ -341,7 +344,7 @@ def _reasoning(
     pick = max if rising else min
     ref, change = pick(movers, key=lambda item: item[1])
     amount = f"{change:.2%}" if relative else _fmt(abs(change))
-    name = ref.name(plan.language)
+    name = ref.display_name(plan.language)
     if zh:
         return Analysis([[name]], f"{when}{name}{'涨幅' if rising else '跌幅'}最大（{amount}）。")
     return Analysis([[name]], f"{name} {tense} the most {when}{since} ({amount}).")

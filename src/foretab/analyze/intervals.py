@@ -32,7 +32,7 @@ from foretab.analyze.scenarios import (
     window_table,
 )
 from foretab.analyze.values import current_value
-from foretab.core.plan import Aggregate, ChangeMeasure, Plan, ProjectRef
+from foretab.core.plan import Aggregate, ChangeMeasure, EntityRef, Plan
 from foretab.core.series import Forecast, History
 from foretab.core.stages import Analysis, AnswerInterval
 from foretab.months import Month
@@ -52,7 +52,7 @@ _BOUNDS = "a window's aggregate: the months' bounds (no distribution; months mov
 
 def target_interval(
     plan: Plan,
-    ref: ProjectRef,
+    ref: EntityRef,
     months: Sequence[Month],
     aggregate: Aggregate,
     history: History,
@@ -130,7 +130,7 @@ def with_change_intervals(
     )
     text, cursor = point.text, 0
     intervals, methods = [], []
-    for row, (ref, cells) in enumerate(zip(plan.projects, point.answer, strict=False)):
+    for row, (ref, cells) in enumerate(zip(plan.entities, point.answer, strict=False)):
         found = target_interval(plan, ref, plan.window.months, aggregate, history, forecast)
         if found is None:
             continue
@@ -162,15 +162,15 @@ def _said(methods: Sequence[str]) -> str:
 
 def _numeric_targets(
     plan: Plan, point: Analysis
-) -> list[tuple[int, ProjectRef, list[Month], float]]:
+) -> list[tuple[int, EntityRef, list[Month], float]]:
     """(answer row, entity, months the value covers, value) for each number of the answer."""
-    several = len(plan.projects) > 1
-    by_name = {ref.name(plan.language): ref for ref in plan.projects}
+    several = len(plan.entities) > 1
+    by_name = {ref.display_name(plan.language): ref for ref in plan.entities}
     months_by_label = {m.label: m for m in plan.window.months}
     out = []
     for i, row in enumerate(point.answer):
         cells = list(row)
-        ref = by_name.get(str(cells.pop(0))) if several else plan.projects[0]
+        ref = by_name.get(str(cells.pop(0))) if several else plan.entities[0]
         if ref is None:
             continue
         if plan.aggregate is Aggregate.EACH:

@@ -38,11 +38,11 @@ from foretab.core.plan import (
     Aggregate,
     ChangeMeasure,
     Comparison,
+    EntityRef,
     Extreme,
     Language,
     Metric,
     Plan,
-    ProjectRef,
 )
 from foretab.core.series import Forecast, History
 from foretab.core.stages import Analysis
@@ -85,14 +85,14 @@ def decide(
         return _which_month(plan, history, forecast, point, rule) if forecast.grid else point
     if plan.comparison is Comparison.NONE and plan.threshold is None:
         return with_intervals(plan, history, forecast, point)
-    if not has_distribution(forecast, plan.projects):
+    if not has_distribution(forecast, plan.entities):
         return point
     outcome = _threshold if plan.threshold is not None else _OUTCOMES.get(plan.comparison)
     if outcome is None:
         return point
     values = _scenario_targets(plan, history, forecast)
     point_targets = _point_targets(plan, history, forecast)
-    currents = np.array([_current(plan, ref, history) for ref in plan.projects])
+    currents = np.array([_current(plan, ref, history) for ref in plan.entities])
     codes = outcome(plan, values, currents)
     counts = np.bincount(codes, minlength=_n_codes(plan))
     probs = counts / codes.size
@@ -136,7 +136,7 @@ def _which_month(
     plan: Plan, history: History, forecast: Forecast, point: Analysis, rule: str
 ) -> Analysis:
     """The share of scenarios peaking (or bottoming) in each month of the window."""
-    ref = plan.projects[0]
+    ref = plan.entities[0]
     if not has_distribution(forecast, (ref,)):
         return point
     whole = window_table(plan, (ref,), history, forecast)
@@ -164,7 +164,7 @@ def _which_month(
     else:
         text = (
             f"{chosen.label} — the most probable month for the {plan.which_month.value} "
-            f"{plan.wording.value} of {ref.project} ({percent(probs[best])}); the point forecasts "
+            f"{plan.wording.value} of {ref.name} ({percent(probs[best])}); the point forecasts "
             f"alone give {other.label} ({percent(probs[point_code])})."
         )
     return Analysis([[chosen.label]], text, float(probs[best]), rule, uncertainty=how)
@@ -181,14 +181,14 @@ def _target_aggregate(plan: Plan) -> Aggregate:
 
 def _scenario_targets(plan: Plan, history: History, forecast: Forecast) -> np.ndarray:
     """``[scenarios, projects]`` window targets (``foretab.analyze.scenarios``)."""
-    table = window_table(plan, plan.projects, history, forecast)
-    return draw_targets(table, _target_aggregate(plan), groups=groups_of(plan.projects))
+    table = window_table(plan, plan.entities, history, forecast)
+    return draw_targets(table, _target_aggregate(plan), groups=groups_of(plan.entities))
 
 
 def _point_targets(plan: Plan, history: History, forecast: Forecast) -> np.ndarray:
     """``[projects]``: the same targets on the point forecasts (rounded as the rules do)."""
-    out = np.empty(len(plan.projects))
-    for j, ref in enumerate(plan.projects):
+    out = np.empty(len(plan.entities))
+    for j, ref in enumerate(plan.entities):
         points = forecast.points.get(ref, {})
 
         def future(month: Month, points: Mapping = points) -> np.ndarray:
@@ -200,7 +200,7 @@ def _point_targets(plan: Plan, history: History, forecast: Forecast) -> np.ndarr
 
 def _aggregate(
     plan: Plan,
-    ref: ProjectRef,
+    ref: EntityRef,
     history: History,
     points: Mapping[Month, object],
     future: Callable[[Month], np.ndarray],
@@ -214,7 +214,7 @@ def _aggregate(
         elif month <= plan.reference_month and month in observed:
             cols.append(np.full(n, round(float(observed[month]), 2)))
     if not cols:
-        raise QuestionError(f"{ref.project} has no value in the window to reason about")
+        raise QuestionError(f"{ref.name} has no value in the window to reason about")
     table = np.column_stack(cols)
     if plan.aggregate is Aggregate.MAX:
         return table.max(axis=1)
@@ -223,7 +223,7 @@ def _aggregate(
     return table.mean(axis=1)  # MEAN, and VALUE (one column)
 
 
-def _current(plan: Plan, ref: ProjectRef, history: History) -> float:
+def _current(plan: Plan, ref: EntityRef, history: History) -> float:
     past = [m for m in history[ref] if m <= plan.reference_month]
     if not past:
         return float("nan")  # the point analysis has already refused such a question
@@ -263,7 +263,7 @@ def _most(plan: Plan, targets: np.ndarray, currents: np.ndarray) -> np.ndarray:
     movers = change > 0 if rising else change < 0
     score = np.where(movers, change if rising else -change, -np.inf)
     best = np.argmax(score, axis=1)
-    return np.where(movers.any(axis=1), best, len(plan.projects))  # last code: "None"
+    return np.where(movers.any(axis=1), best, len(plan.entities))  # last code: "None"
 
 
 def _threshold(plan: Plan, targets: np.ndarray, currents: np.ndarray) -> np.ndarray:
@@ -287,7 +287,7 @@ _OUTCOMES: dict[Comparison, _Outcome] = {
 
 
 def _n_codes(plan: Plan) -> int:
-    n = len(plan.projects)
+    n = len(plan.entities)
     if plan.threshold is not None:
         return 2
     if plan.comparison is Comparison.VS_CURRENT:
@@ -300,7 +300,7 @@ def _n_codes(plan: Plan) -> int:
 
 
 def _decode(plan: Plan, code: int) -> list[list[str | float]]:
-    names = [ref.name(plan.language) for ref in plan.projects]
+    names = [ref.display_name(plan.language) for ref in plan.entities]
     if plan.threshold is not None:
         return [[("Yes", "No")[code]]]
     if plan.comparison is Comparison.VS_CURRENT:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from foretab.core.plan import Aggregate, Plan, ProjectRef
+from foretab.core.plan import Aggregate, EntityRef, Plan
 from foretab.core.series import Forecast, History
 from foretab.errors import QuestionError
 
@@ -56,7 +56,7 @@ class WindowTable:
     known), anything in a month with neither (``present`` is False there).
     """
 
-    refs: tuple[ProjectRef, ...]
+    refs: tuple[EntityRef, ...]
     levels: np.ndarray  # [levels], increasing
     values: np.ndarray  # [entities, months, levels]
     present: np.ndarray  # [entities, months] bool
@@ -85,7 +85,7 @@ class WindowTable:
         )
 
 
-def has_distribution(forecast: Forecast, refs: Sequence[ProjectRef]) -> bool:
+def has_distribution(forecast: Forecast, refs: Sequence[EntityRef]) -> bool:
     """True when every forecast month of ``refs`` carries quantiles on ``forecast.grid``."""
     if len(forecast.grid) < 2:
         return False
@@ -97,7 +97,7 @@ def has_distribution(forecast: Forecast, refs: Sequence[ProjectRef]) -> bool:
 
 def window_table(
     plan: Plan,
-    refs: Sequence[ProjectRef],
+    refs: Sequence[EntityRef],
     history: History,
     forecast: Forecast,
     *,
@@ -138,7 +138,7 @@ def window_table(
             present[e, m] = True
         if not present[e].any():
             raise QuestionError(
-                f"{ref.name(plan.language)} has no value in the window to reason about"
+                f"{ref.display_name(plan.language)} has no value in the window to reason about"
             )
     # Quantile crossings (separately fitted levels) would make a draw non-monotone in u.
     values = np.maximum.accumulate(values, axis=2)
@@ -146,7 +146,7 @@ def window_table(
 
 
 def _tails(
-    forecast: Forecast, levels: np.ndarray, refs: Sequence[ProjectRef]
+    forecast: Forecast, levels: np.ndarray, refs: Sequence[EntityRef]
 ) -> tuple[float, float] | None:
     if forecast.level is None or not levels.size:
         return None
@@ -254,11 +254,11 @@ def _drawn(
         yield start, drawn
 
 
-def groups_of(refs: Sequence[ProjectRef]) -> list[object] | None:
+def groups_of(refs: Sequence[EntityRef]) -> list[object] | None:
     """Each entity's group for shared shocks (its place: every level above it); None: off."""
     if SHARED_CORRELATION <= 0:
         return None
-    return [(ref.city, ref.district) for ref in refs]
+    return [(ref.outer, ref.inner) for ref in refs]
 
 
 def _group_codes(groups: Sequence[object] | None, n: int) -> np.ndarray:

@@ -13,11 +13,11 @@ from collections.abc import Mapping, Sequence
 
 from foretab.analyze.values import Series, dmean, merged, r2, window_text, window_values
 from foretab.core.plan import (
+    EntityRef,
     Extreme,
     Language,
     Metric,
     Plan,
-    ProjectRef,
     ScopeOp,
     ScopeQuery,
     ScopeRef,
@@ -29,17 +29,17 @@ from foretab.errors import QuestionError
 Cell = str | float
 
 
-def in_scope(scope: ScopeRef, ref: ProjectRef) -> bool:
+def in_scope(scope: ScopeRef, ref: EntityRef) -> bool:
     """True when ``ref`` lies inside ``scope``."""
-    return ref.city == scope.city and (scope.district is None or ref.district == scope.district)
+    return ref.outer == scope.outer and (scope.inner is None or ref.inner == scope.inner)
 
 
 def scope_values(
     plan: Plan, scope: ScopeRef, metric: Metric, history: Mapping, future: Mapping
-) -> list[tuple[ProjectRef, float]]:
+) -> list[tuple[EntityRef, float]]:
     """The scope's candidates in catalog order, each with its value over the window."""
-    out: list[tuple[ProjectRef, float]] = []
-    for ref in sorted(r for r in plan.projects if in_scope(scope, r)):
+    out: list[tuple[EntityRef, float]] = []
+    for ref in sorted(r for r in plan.entities if in_scope(scope, r)):
         values = [
             v for _, v in window_values(plan, ref, merged(ref, history, future), strict=False)
         ]
@@ -50,9 +50,9 @@ def scope_values(
 
 def analyze_scope(
     plan: Plan,
-    prices: Mapping[ProjectRef, Series],
-    future: Mapping[ProjectRef, Series],
-    units: Mapping[ProjectRef, Series],
+    prices: Mapping[EntityRef, Series],
+    future: Mapping[EntityRef, Series],
+    units: Mapping[EntityRef, Series],
     computed: Sequence[ScopeOutcome] = (),
 ) -> Analysis:
     """One answer item per scope, in question order (``prices`` holds the plan's metric).
@@ -90,7 +90,7 @@ def analyze_scope(
             answer.append([value])
             parts.append(f"{where}: {value:,.2f}")
             continue
-        names = [ref.name(plan.language) for ref, _ in outcome.picked]
+        names = [ref.display_name(plan.language) for ref, _ in outcome.picked]
         if not names and query.op is ScopeOp.FILTER:
             names_text = "无" if zh else "none"
             answer.append(["None"])
@@ -109,16 +109,16 @@ def analyze_scope(
 def scope_outcome(
     plan: Plan,
     scope: ScopeRef,
-    prices: Mapping[ProjectRef, Series],
-    future: Mapping[ProjectRef, Series],
-    units: Mapping[ProjectRef, Series],
+    prices: Mapping[EntityRef, Series],
+    future: Mapping[EntityRef, Series],
+    units: Mapping[EntityRef, Series],
 ) -> ScopeOutcome:
     """One scope's outcome computed from the series (the rules ``foretab.sql.scope`` runs)."""
     query = plan.scope
     assert query is not None
     by_metric = {Metric.PRICE: (prices, future), Metric.UNITS: (units, {})}
 
-    def values(metric: Metric) -> list[tuple[ProjectRef, float]]:
+    def values(metric: Metric) -> list[tuple[EntityRef, float]]:
         return scope_values(plan, scope, metric, *by_metric[metric])
 
     main = values(query.metric)
@@ -152,8 +152,8 @@ def _inside(query: ScopeQuery, value: float) -> bool:
 
 
 def _ranked(
-    items: list[tuple[ProjectRef, float]], extreme: Extreme
-) -> list[tuple[ProjectRef, float]]:
+    items: list[tuple[EntityRef, float]], extreme: Extreme
+) -> list[tuple[EntityRef, float]]:
     # sorted() is stable: equal values keep catalog order, so ties go to the first project.
     return sorted(items, key=lambda item: -item[1] if extreme is Extreme.HIGHEST else item[1])
 

@@ -43,11 +43,11 @@ from foretab.analyze.scope import analyze_scope, scope_values
 from foretab.analyze.values import percent, probability_text, with_assumption
 from foretab.core.plan import (
     Aggregate,
+    EntityRef,
     Extreme,
     Language,
     Metric,
     Plan,
-    ProjectRef,
     ScopeOp,
     ScopeQuery,
 )
@@ -68,9 +68,9 @@ _CATEGORICAL = (ScopeOp.PICK, ScopeOp.TOP, ScopeOp.FILTER)
 class _Scope:
     """One scope's candidates (catalog order), their point targets and the point answer."""
 
-    refs: tuple[ProjectRef, ...]
+    refs: tuple[EntityRef, ...]
     points: np.ndarray
-    picked: tuple[ProjectRef, ...]
+    picked: tuple[EntityRef, ...]
 
 
 def decide_scope(
@@ -165,7 +165,7 @@ def _mean_interval(
     forecast: Forecast,
     point: Analysis,
     scopes: list[_Scope],
-    refs: list[ProjectRef],
+    refs: list[EntityRef],
 ) -> Analysis:
     if forecast.level is None or not all(s.refs for s in scopes):
         return point
@@ -287,9 +287,9 @@ def _categorical(
 def _live(
     query: ScopeQuery,
     scope: _Scope,
-    bound: Mapping[ProjectRef, tuple[float, float]],
-    sells: Mapping[ProjectRef, float],
-) -> tuple[ProjectRef, ...]:
+    bound: Mapping[EntityRef, tuple[float, float]],
+    sells: Mapping[EntityRef, float],
+) -> tuple[EntityRef, ...]:
     """The candidates of ``scope`` whose draws can change its answer.
 
     ``sells``: the chance that the candidate sells in the window at all. For a range,
@@ -342,11 +342,11 @@ def _fewer_than(n: int, chances: np.ndarray) -> np.ndarray:
 def _answers(
     query: ScopeQuery,
     scope: _Scope,
-    refs: tuple[ProjectRef, ...],
+    refs: tuple[EntityRef, ...],
     draws: np.ndarray,
-    bound: Mapping[ProjectRef, tuple[float, float]],
-    sure: Mapping[ProjectRef, bool],
-) -> dict[tuple[ProjectRef, ...], np.ndarray]:
+    bound: Mapping[EntityRef, tuple[float, float]],
+    sure: Mapping[EntityRef, bool],
+) -> dict[tuple[EntityRef, ...], np.ndarray]:
     """Candidate answers of one scope → which scenarios give exactly that answer.
 
     The candidates: the point answer, the most frequent answer of the scenarios and, for
@@ -390,7 +390,7 @@ def _answers(
     order = _order(scope.points, query.extreme)
     rank = {scope.refs[i]: k for k, i in enumerate(order)}
 
-    def as_answer(row: np.ndarray) -> tuple[ProjectRef, ...]:
+    def as_answer(row: np.ndarray) -> tuple[EntityRef, ...]:
         # Shown in the point forecasts' order (the answer lists a ranking).
         return tuple(sorted((refs[k] for k in row), key=rank.__getitem__))
 
@@ -404,19 +404,19 @@ def _answers(
     return hits
 
 
-def _catalog(refs: Sequence[ProjectRef], scope: _Scope) -> tuple[ProjectRef, ...]:
+def _catalog(refs: Sequence[EntityRef], scope: _Scope) -> tuple[EntityRef, ...]:
     chosen = set(refs)
     return tuple(r for r in scope.refs if r in chosen)
 
 
-def _names(plan: Plan, refs: Sequence[ProjectRef], zh: bool) -> str:
-    names = [r.name(plan.language) for r in refs]
+def _names(plan: Plan, refs: Sequence[EntityRef], zh: bool) -> str:
+    names = [r.display_name(plan.language) for r in refs]
     if not names:
         return "无" if zh else "none"
     return "、".join(names) if zh else ", ".join(names)
 
 
-def occurrence(plan: Plan, refs: Sequence[ProjectRef], history: History) -> np.ndarray:
+def occurrence(plan: Plan, refs: Sequence[EntityRef], history: History) -> np.ndarray:
     """Per entity, the share of the 12 months up to R with a value: how often it sells.
 
     A scope's answer counts only the entities with a value in the window, and many sell in

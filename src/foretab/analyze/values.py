@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from decimal import ROUND_HALF_UP, Decimal
 
-from foretab.core.plan import Aggregate, Language, Metric, Plan, ProjectRef
+from foretab.core.plan import Aggregate, EntityRef, Language, Metric, Plan
 from foretab.core.stages import Analysis
 from foretab.errors import ForecastError, QuestionError
 from foretab.months import Month
@@ -35,7 +35,7 @@ def r2(value: float) -> float:
 
 
 def merged(
-    ref: ProjectRef, history: Mapping[ProjectRef, Series], future: Mapping[ProjectRef, Series]
+    ref: EntityRef, history: Mapping[EntityRef, Series], future: Mapping[EntityRef, Series]
 ) -> dict[Month, float]:
     """History and future values of one entity in one series."""
     out = dict(history.get(ref, {}))
@@ -59,7 +59,7 @@ def zh_month(month: Month) -> str:
 
 
 def window_values(
-    plan: Plan, ref: ProjectRef, series: Mapping[Month, float], *, strict: bool = True
+    plan: Plan, ref: EntityRef, series: Mapping[Month, float], *, strict: bool = True
 ) -> list[tuple[Month, float]]:
     """The rounded values of the window's months that have one (see the module rules)."""
     values: list[tuple[Month, float]] = []
@@ -68,14 +68,14 @@ def window_values(
             values.append((month, round(float(series[month]), 2)))
         elif month > plan.reference_month and strict:
             raise ForecastError(
-                f"no forecast for {ref.project} in {month.label}; forecast at least "
+                f"no forecast for {ref.name} in {month.label}; forecast at least "
                 f"{plan.window.last.minus(plan.reference_month)} months past "
                 f"{plan.reference_month.label}"
             )
     if not values and strict:
         what = plan.wording.summed if plan.metric is Metric.UNITS else plan.wording.value
         raise QuestionError(
-            f"{ref.project} ({ref.district}, {ref.city}) has no {what} recorded "
+            f"{ref.name} ({ref.inner}, {ref.outer}) has no {what} recorded "
             f"{window_text(plan)}; ask about months with sales "
             f"(`foretab projects --db DB --search TEXT` shows its months)"
         )
@@ -100,13 +100,13 @@ def target(aggregate: Aggregate, values: list[tuple[Month, float]], plan: Plan) 
     return numbers[0]
 
 
-def current_value(plan: Plan, ref: ProjectRef, history: Mapping[ProjectRef, Series]) -> float:
+def current_value(plan: Plan, ref: EntityRef, history: Mapping[EntityRef, Series]) -> float:
     """The value at R, else the latest observed month before R, rounded to 2 decimals."""
     series = history.get(ref, {})
     past = [month for month in series if month <= plan.reference_month]
     if not past:
         raise QuestionError(
-            f"{ref.project} has no {plan.wording.value} at or before "
+            f"{ref.name} has no {plan.wording.value} at or before "
             f"{plan.reference_month.label}, so there is no current {plan.wording.value} to "
             "compare with"
         )

@@ -64,9 +64,9 @@ def bench_corpus(
     with open_future(db, generation) as fut_store:
         fut_frame = fut_store.panel()
     future_panel = panel_arrays(fut_frame, ref + MAX_HORIZON, first=ref + 1)
-    row_of = {p: i for i, p in enumerate(future_panel.projects)}
-    future = np.full((len(history.projects), MAX_HORIZON), np.nan)
-    for i, p in enumerate(history.projects):
+    row_of = {p: i for i, p in enumerate(future_panel.entities)}
+    future = np.full((len(history.entities), MAX_HORIZON), np.nan)
+    for i, p in enumerate(history.entities):
         if p in row_of:
             future[i] = future_panel.values[row_of[p]]
     keep = eligible_rows(history, future)
@@ -86,7 +86,7 @@ def bench_corpus(
         # As a question does: the last `lookback` months of each series, to R.
         start = time.perf_counter()
         window = history.window(fitted.lookback)[keep]
-        refs = [p for p, k in zip(history.projects, keep, strict=True) if k]
+        refs = [p for p, k in zip(history.entities, keep, strict=True) if k]
         pred = fitted.predict(window, MAX_HORIZON, refs)
         pred_s = time.perf_counter() - start
         s = score(pred, truth)

@@ -215,22 +215,22 @@ def zh_number(n: int) -> str:
 class Place:
     """A district and its city, in English and Chinese (empty: no Chinese name)."""
 
-    city: str
-    district: str
-    city_zh: str = ""
-    district_zh: str = ""
+    outer: str
+    inner: str
+    outer_zh: str = ""
+    inner_zh: str = ""
 
 
 def place_phrase(place: Place, language: Language, form: int) -> str:
     """``Jiangning, Nanjing`` (three English forms) or ``南京市江宁区``."""
     if language is ZH:
-        return place.city_zh + place.district_zh
-    short = place.district.removesuffix(" District")
-    if form == 1 and short != place.district:
-        return f"{short}, {place.city}"
+        return place.outer_zh + place.inner_zh
+    short = place.inner.removesuffix(" District")
+    if form == 1 and short != place.inner:
+        return f"{short}, {place.outer}"
     if form == 2:
-        return f"{place.city}'s {place.district}"
-    return f"{place.district}, {place.city}"
+        return f"{place.outer}'s {place.inner}"
+    return f"{place.inner}, {place.outer}"
 
 
 def money(value: float, language: Language) -> str:
@@ -258,15 +258,15 @@ def render_family(
     zh = template.language is ZH
     when = zh_when(first, last) if zh else adverbial(expression)
     if zh:
-        p = place.city_zh + place.district_zh + project_zh
-    elif not place.district and not place.city:
+        p = place.outer_zh + place.inner_zh + project_zh
+    elif not place.inner and not place.outer:
         p = project  # a corpus without outer levels (a stock symbol)
     else:
-        short = place.district.removesuffix(" District")
+        short = place.inner.removesuffix(" District")
         p = (
-            f"{project} in {short}, {place.city}"
-            if form == 1 and short != place.district
-            else f"{project} in {place.district}, {place.city}"
+            f"{project} in {short}, {place.outer}"
+            if form == 1 and short != place.inner
+            else f"{project} in {place.inner}, {place.outer}"
         )
     values = {
         "when": when,

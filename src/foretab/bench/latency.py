@@ -46,12 +46,12 @@ class LatencyReport:
 def builtin_questions(db: str, n: int, seed: int = 0) -> list[str]:
     """``n`` questions over random projects with recent history (seeded)."""
     with open_history(db) as store:
-        projects = store.projects()
+        projects = store.entities()
         reference = store.reference_month
     recent = [p for p in projects if reference is None or p.last_month.minus(reference) >= -2]
     by_district: dict[tuple[str, str], list[str]] = {}
     for p in recent:
-        by_district.setdefault((p.city, p.district), []).append(p.project)
+        by_district.setdefault((p.outer, p.inner), []).append(p.name)
     pairs = [(k, v) for k, v in by_district.items() if len(v) >= 2]
     rng = random.Random(seed)
     questions = []
@@ -62,7 +62,7 @@ def builtin_questions(db: str, n: int, seed: int = 0) -> list[str]:
             questions.append(rng.choice(_PAIR).format(p=a, q=b, d=district, c=city))
         else:
             p = rng.choice(recent)
-            questions.append(rng.choice(_SINGLE).format(p=p.project, d=p.district, c=p.city))
+            questions.append(rng.choice(_SINGLE).format(p=p.name, d=p.inner, c=p.outer))
     return questions
 
 

@@ -39,7 +39,7 @@ from foretab.bench.qa_items import AnswerRows, QAItem, write_items
 from foretab.bench.qa_sql import answer_sql, future_sql, history_sql, lit
 from foretab.bench.schema_sql import ColumnRenames, RenamingConnection
 from foretab.bench.templates import TEMPLATES, Template, WindowKind, render
-from foretab.core.plan import Metric, ProjectRef, Task, TimeWindow
+from foretab.core.plan import EntityRef, Metric, Task, TimeWindow
 from foretab.corpus.schema import CorpusSchema, SchemaError, default_schema
 from foretab.errors import ForetabError
 from foretab.months import MONTH_NAMES, Month
@@ -95,7 +95,7 @@ class BuildSummary:
 
 @dataclass(frozen=True, slots=True)
 class _Project:
-    ref: ProjectRef
+    ref: EntityRef
     history_months: frozenset[int]  # Month.index values in R-23..R
     future_months: frozenset[int]
 
@@ -263,7 +263,7 @@ def _load_corpus(conn: duckdb.DuckDBPyConnection, config: BuildConfig) -> _Corpu
         hist = observed["history"][key]
         fut = observed["future"].get(key, set())
         if len(hist) >= config.min_history_months and fut:
-            corpus.projects.append(_Project(ProjectRef(*key), frozenset(hist), frozenset(fut)))
+            corpus.projects.append(_Project(EntityRef(*key), frozenset(hist), frozenset(fut)))
     if not corpus.projects:
         raise BenchBuildError(
             f"No project has {config.min_history_months}+ observed months in the 24 months up "
@@ -340,12 +340,12 @@ def _sample(
     for expr in exprs:
         by_kind[expr.kind].append(expr)
     drafts: list[_Draft] = []
-    seen: set[tuple[str, frozenset[ProjectRef], int, int]] = set()
+    seen: set[tuple[str, frozenset[EntityRef], int, int]] = set()
     for split in SPLITS:
         pool = splits[split]
         groups: dict[tuple[str, str], list[_Project]] = defaultdict(list)
         for project in pool:
-            groups[(project.ref.city, project.ref.district)].append(project)
+            groups[(project.ref.outer, project.ref.inner)].append(project)
         multi_groups = [g for _, g in sorted(groups.items()) if len(g) >= 2]
         wanted = per_template * (config.train_factor if split == "train" else 1)
         for template in filter(corpus.applies, TEMPLATES):
@@ -378,9 +378,9 @@ def _sample(
                 question = render(
                     template,
                     rng.randrange(len(template.phrasings)),
-                    [p.ref.project for p in chosen],
-                    ref.district,
-                    ref.city,
+                    [p.ref.name for p in chosen],
+                    ref.inner,
+                    ref.outer,
                     expr.window.expression,
                     rng.randrange(3),
                 )
@@ -438,8 +438,8 @@ def _gold_item(conn: duckdb.DuckDBPyConnection, corpus: _Corpus, draft: _Draft) 
     template = draft.template
     window = draft.expression.window
     ref0 = draft.projects[0].ref
-    city, district = ref0.city, ref0.district
-    names = [p.ref.project for p in draft.projects]
+    city, district = ref0.outer, ref0.inner
+    names = [p.ref.name for p in draft.projects]
     reference = corpus.reference
     sides = {"history": corpus.history_tables, "future": corpus.future_tables}
     hist_first = reference - (HISTORY_WINDOW - 1)

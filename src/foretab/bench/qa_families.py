@@ -69,7 +69,7 @@ def load_names(conn: duckdb.DuckDBPyConnection) -> Names:
     for city, district, project, project_zh, city_zh, district_zh in rows:
         projects[(city, district, project)] = str(project_zh or "")
         place = places.get((city, district))
-        if place is None or (not place.city_zh and city_zh):
+        if place is None or (not place.outer_zh and city_zh):
             places[(city, district)] = Place(city, district, city_zh or "", district_zh or "")
     return Names(projects, places)
 
@@ -120,7 +120,7 @@ def family_items(
 
 
 def _split_districts(corpus: _Corpus, seed: int) -> dict[str, list[tuple[str, str]]]:
-    places = sorted({(p.ref.city, p.ref.district) for p in corpus.projects})
+    places = sorted({(p.ref.outer, p.ref.inner) for p in corpus.projects})
     random.Random(f"foretab-districts-{seed}").shuffle(places)
     n = len(places)
     cut1, cut2 = round(n * 0.6), round(n * 0.8)
@@ -128,7 +128,7 @@ def _split_districts(corpus: _Corpus, seed: int) -> dict[str, list[tuple[str, st
 
 
 def _district_projects(corpus: _Corpus, city: str, district: str) -> list[_Project]:
-    return [p for p in corpus.projects if (p.ref.city, p.ref.district) == (city, district)]
+    return [p for p in corpus.projects if (p.ref.outer, p.ref.inner) == (city, district)]
 
 
 # ---- scope ----------------------------------------------------------------------------------
@@ -150,7 +150,7 @@ def _scope_item(
     city, district = rng.choice(pool)
     place = names.places.get((city, district), Place(city, district))
     zh = template.language is Language.ZH
-    if zh and not (place.city_zh and place.district_zh):
+    if zh and not (place.outer_zh and place.inner_zh):
         return None
     expr = rng.choice(candidates)
     window = expr.window
@@ -259,8 +259,8 @@ def _per_project_sql(
         "grouped AS (SELECT project_name, ROUND(SUM(ROUND(price * 100)) / COUNT(price)) AS cents, "
         f"SUM(units_sold) AS units FROM rows{active} GROUP BY project_name), "
         f"per AS (SELECT p.project_name, p.cents, p.units, {name} AS name FROM grouped p "
-        f"LEFT JOIN {HISTORY_ALIAS}.{PROJECTS_TABLE} z ON z.city = {lit(place.city)} "
-        f"AND z.district = {lit(place.district)} AND z.project = p.project_name)"
+        f"LEFT JOIN {HISTORY_ALIAS}.{PROJECTS_TABLE} z ON z.city = {lit(place.outer)} "
+        f"AND z.district = {lit(place.inner)} AND z.project = p.project_name)"
     )
 
 
@@ -297,7 +297,7 @@ def _scope_rows_sql(tables: Sequence[str], place: Place, first: Month, last: Mon
     """Every row of the district's tables in ``first..last``, with its place (golden history)."""
     return (
         " UNION ALL ".join(
-            f"SELECT {lit(place.city)} AS city, {lit(place.district)} AS district, project_name, "
+            f"SELECT {lit(place.outer)} AS city, {lit(place.inner)} AS district, project_name, "
             f"month, price, units_sold FROM {t} WHERE month BETWEEN {date_lit(first)} "
             f"AND {date_lit(last)}"
             for t in tables
@@ -325,9 +325,9 @@ def _project_item(
     project = rng.choice(pool)
     ref = project.ref
     zh = template.language is Language.ZH
-    place = names.places.get((ref.city, ref.district), Place(ref.city, ref.district))
-    project_zh = names.projects.get((ref.city, ref.district, ref.project), "")
-    if zh and not (place.city_zh and place.district_zh and project_zh):
+    place = names.places.get((ref.outer, ref.inner), Place(ref.outer, ref.inner))
+    project_zh = names.projects.get((ref.outer, ref.inner, ref.name), "")
+    if zh and not (place.outer_zh and place.inner_zh and project_zh):
         return None
     classic = _classic(template)
     expr = _pick_expression(rng, classic, (project,), candidates)
@@ -336,7 +336,7 @@ def _project_item(
     window = expr.window
     value = None
     if template.above is not None:
-        current = conn.execute(_current_sql(corpus, ref.city, ref.district, ref.project)).fetchone()
+        current = conn.execute(_current_sql(corpus, ref.outer, ref.inner, ref.name)).fetchone()
         if not current or current[0] is None:
             return None
         # Round hundreds for prices in the thousands (real estate), whole units below.
@@ -344,7 +344,7 @@ def _project_item(
         value = round(float(current[0]) * rng.choice((0.95, 1.0, 1.05)), places)
     question = render_family(
         template, rng.randrange(len(template.phrasings)), expression=window.expression,
-        first=window.first, last=window.last, place=place, project=ref.project,
+        first=window.first, last=window.last, place=place, project=ref.name,
         project_zh=project_zh, form=rng.randrange(2), value=value,
     )  # fmt: skip
     item = _gold_item(conn, corpus, _Draft(split, classic, (project,), expr, question))

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from foretab.core.plan import ProjectRef
+from foretab.core.plan import EntityRef
 from foretab.errors import ForetabError
 
 AnswerRows = list[list[str | float]]
@@ -37,7 +37,7 @@ class QAItem:
     template_id: str
     task: str
     question: str
-    projects: tuple[ProjectRef, ...]
+    projects: tuple[EntityRef, ...]
     months: tuple[str, ...]
     answer: AnswerRows
     history_sql: str
@@ -65,8 +65,7 @@ class QAItem:
                 "task": self.task,
                 "question": self.question,
                 "projects": [
-                    {"city": p.city, "district": p.district, "project": p.project}
-                    for p in self.projects
+                    {"city": p.outer, "district": p.inner, "project": p.name} for p in self.projects
                 ],
                 "months": list(self.months),
                 "answer": self.answer,
@@ -96,7 +95,7 @@ class QAItem:
             task=str(data["task"]),
             question=str(data["question"]),
             projects=tuple(
-                ProjectRef(str(p["city"]), str(p["district"]), str(p["project"]))
+                EntityRef(str(p["city"]), str(p["district"]), str(p["project"]))
                 for p in data["projects"]
             ),
             months=tuple(str(m) for m in data["months"]),

@@ -104,7 +104,7 @@ def ask(
     plan = answer.plan
     details.add_row("task", f"{plan.task.value} ({plan.aggregate.value}, {plan.comparison.value})")
     details.add_row(
-        "projects", cell("; ".join(f"{p.project} ({p.district}, {p.city})" for p in plan.projects))
+        "projects", cell("; ".join(f"{p.name} ({p.inner}, {p.outer})" for p in plan.entities))
     )
     details.add_row(
         "window",
@@ -133,7 +133,7 @@ def explain(answer: Answer) -> list[str]:
     for ref, basis in forecast.basis.items():
         imputed = f", {basis.imputed_months} imputed" if basis.imputed_months else ""
         last = f", last observed {basis.last_observed.label}" if basis.last_observed else ""
-        lines.append(f"{ref.project}: {basis.note or basis.months_used}{imputed}{last}")
+        lines.append(f"{ref.name}: {basis.note or basis.months_used}{imputed}{last}")
     if answer.probability is not None:
         lines.append(f"probability of this answer {answer.probability:.0%} ({answer.decision})")
     from foretab.core.trace import AnalyzeStep

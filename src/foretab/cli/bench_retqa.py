@@ -42,7 +42,7 @@ def retqa(
         aliases: dict[str, str] = {}
         for ref in engine.index.refs:
             if ref.name_zh:
-                aliases[ref.project] = ref.name_zh
+                aliases[ref.name] = ref.name_zh
         results = score(items, lambda q: engine.ask(q).answer, lambda n: aliases.get(n, n))
     table = Table(title=f"RETQA {dataset.name}: {len(results)} questions")
     for column in ("intent", "right", "total", "accuracy"):

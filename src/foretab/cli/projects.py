@@ -62,15 +62,15 @@ def projects(
 ) -> None:
     """List and search projects with their first and last month and months of data."""
     with open_history(db) as store:
-        entries = store.projects()
+        entries = store.entities()
     index = EntityIndex(entries)
     keep = place_filter(index, city, district)
-    rows = [e for e in entries if keep(e.city, e.district)]
+    rows = [e for e in entries if keep(e.outer, e.inner)]
     if search:
         if has_cjk(search):
             rows = [e for e in rows if any(search.strip() in a for a in e.aliases)]
         else:
-            names = [normalize(e.project) for e in rows]
+            names = [normalize(e.name) for e in rows]
             hits = process.extract(
                 normalize(search), names, scorer=fuzz.WRatio, limit=None, score_cutoff=85
             )
@@ -85,10 +85,10 @@ def projects(
             dumps_plain(
                 [
                     {
-                        "project": e.project,
+                        "project": e.name,
                         "name_zh": next((a for a in e.aliases if has_cjk(a)), None),
-                        "city": e.city,
-                        "district": e.district,
+                        "city": e.outer,
+                        "district": e.inner,
                         "first_month": e.first_month.iso,
                         "last_month": e.last_month.iso,
                         "months": e.n_months,
@@ -107,7 +107,7 @@ def projects(
     for e in rows:
         zh = next((a for a in e.aliases if has_cjk(a)), "")
         table.add_row(
-            e.project, zh, e.district, e.city, e.first_month.iso, e.last_month.iso,
+            e.name, zh, e.inner, e.outer, e.first_month.iso, e.last_month.iso,
             str(e.n_months),
         )  # fmt: skip
     Console().print(table)

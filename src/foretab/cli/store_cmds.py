@@ -185,8 +185,8 @@ def tables(
 
     with open_history(db) as store:
         # Same short forms as questions: "Jiangning", "Baoan", "江宁区".
-        keep = place_filter(EntityIndex(store.projects()), city, district)
-        entries = [e for e in store.catalog() if keep(e.city, e.district)]
+        keep = place_filter(EntityIndex(store.entities()), city, district)
+        entries = [e for e in store.catalog() if keep(e.outer, e.inner)]
         schema = store.schema
     # Columns for the schema's outer levels only, under its names ("city", "district").
     levels = schema.group_slots
@@ -195,8 +195,8 @@ def tables(
             {
                 "name": e.table_name,
                 "caption": e.caption,
-                "city": e.city,
-                "district": e.district,
+                "city": e.outer,
+                "district": e.inner,
                 "year": e.year,
                 "rows": e.rows,
             }

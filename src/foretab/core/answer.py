@@ -113,7 +113,7 @@ def plan_doc(plan: Plan) -> PlanDoc:
     scope = plan.scope
     return PlanDoc(
         reference_month=plan.reference_month.iso,
-        projects=[_entity(p) for p in plan.projects],
+        projects=[_entity(p) for p in plan.entities],
         window=WindowDoc(
             first=plan.window.first.iso,
             last=plan.window.last.iso,
@@ -130,7 +130,7 @@ def plan_doc(plan: Plan) -> PlanDoc:
         threshold=ThresholdDoc(above=plan.threshold.above, value=plan.threshold.value)
         if plan.threshold
         else None,
-        scopes=[ScopeDoc(city=s.city, district=s.district) for s in plan.scopes],
+        scopes=[ScopeDoc(city=s.outer, district=s.inner) for s in plan.scopes],
         scope=ScopeQueryDoc(
             op=scope.op.value,
             metric=scope.metric.value,
@@ -148,7 +148,7 @@ def plan_doc(plan: Plan) -> PlanDoc:
 
 
 def _entity(ref: Any) -> EntityDoc:
-    return EntityDoc(city=ref.city, district=ref.district, project=ref.project)
+    return EntityDoc(city=ref.outer, district=ref.inner, project=ref.name)
 
 
 def _captions(step: RetrieveStep | None) -> list[CaptionDoc]:

@@ -13,29 +13,29 @@ class CatalogEntry:
 
     table_name: str
     caption: str
-    city: str
-    district: str
+    outer: str  # the values of the schema's two outer levels ("" where it has none)
+    inner: str
     year: int
     rows: int
 
 
 @dataclass(frozen=True, slots=True)
-class ProjectEntry:
+class EntityEntry:
     """One project with observations in the store, for entity linking.
 
-    ``aliases`` holds extra names from the input (e.g. ``project_zh``); ``city_aliases``
-    and ``district_aliases`` likewise (``city_zh``, ``district_zh``).
+    ``aliases`` holds extra names from the input (e.g. ``project_zh``); ``outer_aliases``
+    and ``inner_aliases`` likewise (``city_zh``, ``district_zh``).
     """
 
-    city: str
-    district: str
-    project: str
+    outer: str
+    inner: str
+    name: str
     first_month: Month
     last_month: Month
     n_months: int
     aliases: tuple[str, ...] = ()
-    city_aliases: tuple[str, ...] = ()
-    district_aliases: tuple[str, ...] = ()
+    outer_aliases: tuple[str, ...] = ()
+    inner_aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

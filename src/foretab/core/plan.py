@@ -75,33 +75,35 @@ class Language(StrEnum):
 
 
 @dataclass(frozen=True, slots=True, order=True)
-class ProjectRef:
-    """A project resolved against the catalog.
+class EntityRef:
+    """An entity resolved against the catalog: its leaf ``name`` inside its two outer levels.
 
+    The corpus schema's levels fill the slots outermost first (``outer``, ``inner``, then
+    ``name``); a one-level schema fills only ``name`` and leaves the others empty.
     ``name_zh`` (the Chinese name, when the store has one) is for printing only: it takes
     no part in equality, hashing or ordering, so a ref rebuilt from a row is the same key.
     """
 
-    city: str
-    district: str
-    project: str
+    outer: str
+    inner: str
+    name: str
     name_zh: str = field(default="", compare=False)
 
-    def name(self, language: Language) -> str:
-        return self.name_zh if language is Language.ZH and self.name_zh else self.project
+    def display_name(self, language: Language) -> str:
+        return self.name_zh if language is Language.ZH and self.name_zh else self.name
 
 
 @dataclass(frozen=True, slots=True, order=True)
 class ScopeRef:
-    """A district (or a whole city when ``district`` is None) asked about as a whole."""
+    """An inner group (or a whole outer one when ``inner`` is None) asked about as a whole."""
 
-    city: str
-    district: str | None = None
+    outer: str
+    inner: str | None = None
     name_zh: str = field(default="", compare=False)
 
     @property
     def label(self) -> str:
-        return f"{self.district}, {self.city}" if self.district else self.city
+        return f"{self.inner}, {self.outer}" if self.inner else self.outer
 
 
 class ScopeOp(StrEnum):
@@ -226,7 +228,7 @@ class Plan:
 
     question: str
     reference_month: Month
-    projects: tuple[ProjectRef, ...]
+    entities: tuple[EntityRef, ...]
     window: TimeWindow
     aggregate: Aggregate
     task: Task
@@ -278,7 +280,7 @@ def _problems(plan: Plan) -> list[str]:
         out.append("a scope question needs both its scopes and what to compute over them")
     if plan.scopes and plan.comparison is not Comparison.NONE:
         out.append("a scope question cannot also compare named projects")
-    if not plan.scopes and not plan.projects:
+    if not plan.scopes and not plan.entities:
         out.append("it names no project, district or city")
     if plan.metric is Metric.UNITS and plan.needs_forecast:
         out.append(
@@ -295,7 +297,7 @@ def _problems(plan: Plan) -> list[str]:
         plan.comparison is not Comparison.NONE or len(plan.window.months) < 2
     ):
         out.append("'which month' needs a window of several months and one project")
-    if plan.threshold is not None and len(plan.projects) != 1:
+    if plan.threshold is not None and len(plan.entities) != 1:
         out.append("'above / below a value' is asked of one project")
     if plan.change is not None and plan.aggregate is Aggregate.EACH:
         out.append("a change needs one value, not one per month")

@@ -13,14 +13,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from foretab.core.plan import ProjectRef
+from foretab.core.plan import EntityRef
 from foretab.months import Month
 
 #: One entity's observed values by month (finite floats only).
 Values = Mapping[Month, float]
 
 
-def _frozen(mapping: Mapping[ProjectRef, Mapping[Month, object]]) -> Mapping:
+def _frozen(mapping: Mapping[EntityRef, Mapping[Month, object]]) -> Mapping:
     return MappingProxyType({ref: MappingProxyType(dict(v)) for ref, v in mapping.items()})
 
 
@@ -35,7 +35,7 @@ class ScopeOutcome:
     """
 
     candidates: int
-    picked: tuple[tuple[ProjectRef, float], ...] = ()
+    picked: tuple[tuple[EntityRef, float], ...] = ()
     value: float | None = None
 
 
@@ -49,12 +49,12 @@ class History:
     dropped by the reader, which counts it in ``dropped_rows``).
     """
 
-    series: Mapping[ProjectRef, Values]
+    series: Mapping[EntityRef, Values]
     measure: str = "price"
     dropped_rows: int = 0
     # Units sold per entity and month, when the query returned them: scope questions rank
     # by units ("among the five best-selling ...") while answering with prices.
-    units: Mapping[ProjectRef, Values] = field(default_factory=lambda: MappingProxyType({}))
+    units: Mapping[EntityRef, Values] = field(default_factory=lambda: MappingProxyType({}))
     # A past scope question ranked, filtered and aggregated in SQL: one outcome per plan
     # scope, in order (the series are then empty: the rows never left the database).
     scopes: tuple[ScopeOutcome, ...] = ()
@@ -63,23 +63,23 @@ class History:
         for ref, values in self.series.items():
             for month, value in values.items():
                 if not math.isfinite(value):
-                    raise ValueError(f"non-finite {self.measure} for {ref.project} in {month}")
+                    raise ValueError(f"non-finite {self.measure} for {ref.name} in {month}")
         object.__setattr__(self, "series", _frozen(self.series))
         object.__setattr__(self, "units", _frozen(self.units))
 
-    def __getitem__(self, ref: ProjectRef) -> Values:
+    def __getitem__(self, ref: EntityRef) -> Values:
         return self.series.get(ref, MappingProxyType({}))
 
-    def __iter__(self) -> Iterator[ProjectRef]:
+    def __iter__(self) -> Iterator[EntityRef]:
         return iter(self.series)
 
-    def last_month(self, ref: ProjectRef) -> Month | None:
+    def last_month(self, ref: EntityRef) -> Month | None:
         """The latest month with a value for ``ref``, or None."""
         values = self.series.get(ref)
         return max(values) if values else None
 
     @classmethod
-    def empty(cls, refs: tuple[ProjectRef, ...], measure: str = "price") -> History:
+    def empty(cls, refs: tuple[EntityRef, ...], measure: str = "price") -> History:
         return cls({ref: {} for ref in refs}, measure)
 
 
@@ -119,11 +119,11 @@ class Forecast:
     """
 
     source: str
-    points: Mapping[ProjectRef, Mapping[Month, ForecastPoint]] = field(
+    points: Mapping[EntityRef, Mapping[Month, ForecastPoint]] = field(
         default_factory=lambda: MappingProxyType({})
     )
     level: float | None = None
-    basis: Mapping[ProjectRef, ForecastBasis] = field(default_factory=lambda: MappingProxyType({}))
+    basis: Mapping[EntityRef, ForecastBasis] = field(default_factory=lambda: MappingProxyType({}))
     #: increasing probability levels of every point's ``quantiles`` (empty: no distribution)
     grid: tuple[float, ...] = ()
     #: how the intervals were calibrated (``backtest``, ``in-sample``; empty: no intervals)
@@ -133,7 +133,7 @@ class Forecast:
         object.__setattr__(self, "points", _frozen(self.points))
         object.__setattr__(self, "basis", MappingProxyType(dict(self.basis)))
 
-    def values(self) -> Mapping[ProjectRef, Values]:
+    def values(self) -> Mapping[EntityRef, Values]:
         """Point values only: what the analyzer computes answers from."""
         return {ref: {m: p.value for m, p in pts.items()} for ref, pts in self.points.items()}
 

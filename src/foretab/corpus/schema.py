@@ -6,7 +6,7 @@ templates may only name the schema's own levels and ``year`` — no attribute ac
 format specs (``str.format`` on ``{level.__class__}`` would otherwise reach Python objects).
 
 The question engine knows entities by position, outermost first, mapped onto three slots
-(``city``, ``district``, ``project`` in the engine's types; a one-level schema such as
+(``outer``, ``inner``, ``name`` in the engine's types; a one-level schema such as
 ``symbol`` fills only the last) and two measure roles: the primary measure (the first; a
 mean over a window, forecast) and an optional summed one (``units`` in the plan language).
 """
@@ -30,7 +30,10 @@ _IDENTIFIER = re.compile(r"[a-z][a-z0-9_]{0,39}")
 # Table names are ``<fixed text and snake-cased level values>_<year>``; foretab's own tables
 # and every system catalog are out of reach of any template.
 RESERVED_PREFIXES = ("foretab_", "pg_", "sqlite_", "duckdb_", "information_schema", "sys")
-SLOTS = ("city", "district", "project")  # the engine's entity slots, outermost first
+SLOTS = ("outer", "inner", "name")  # the engine's entity slots (EntityRef), outermost first
+# The store's column for each slot: its frames, catalog and entity table have used these
+# names since the first store, whatever the schema calls its levels.
+STORE_COLUMNS = dict(zip(SLOTS, ("city", "district", "project"), strict=True))
 
 
 class SchemaError(ForetabError):
@@ -180,7 +183,7 @@ class CorpusSchema(_Frozen):
         return tuple(zip(slots, (level.name for level in self.groups), strict=True))
 
     def slot_level(self, slot: str) -> Level | None:
-        """The level filling an engine slot (``city``/``district``/``project``), or None."""
+        """The level filling an engine slot (``outer``/``inner``/``name``), or None."""
         offset = len(SLOTS) - len(self.levels)
         index = SLOTS.index(slot) - offset
         return self.levels[index] if index >= 0 else None

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from foretab.cli.safe_text import cell
 from foretab.months import Month
-from foretab.store import CatalogEntry, ProjectEntry, open_future, open_history
+from foretab.store import CatalogEntry, EntityEntry, open_future, open_history
 from foretab.store.location import StoreLocation
 
 
@@ -41,7 +41,7 @@ class StoreOverview:
     future_location: str | None
     reference_month: Month | None
     cities: tuple[CityOverview, ...]
-    busiest_project: ProjectEntry | None  # most history months: a good example to query
+    busiest_project: EntityEntry | None  # most history months: a good example to query
 
     @property
     def projects(self) -> int:
@@ -86,20 +86,20 @@ def summarize_store(db: str) -> StoreOverview:
         reference = history.reference_month
         generation = history.generation
         history_catalog = history.catalog()
-        history_projects = history.projects()
+        history_projects = history.entities()
     finally:
         history.close()
     future_catalog: list[CatalogEntry] = []
-    future_projects: list[ProjectEntry] = []
+    future_projects: list[EntityEntry] = []
     # Only an ingest with a reference month that leaves later months builds a future store.
     if reference is not None:
         future = open_future(location, generation)
         try:
             future_catalog = future.catalog()
-            future_projects = future.projects()
+            future_projects = future.entities()
         finally:
             future.close()
-    cities = sorted({e.city for e in history_catalog} | {e.city for e in future_catalog})
+    cities = sorted({e.outer for e in history_catalog} | {e.outer for e in future_catalog})
     lines = tuple(
         _city_line(city, history_catalog, future_catalog, history_projects, future_projects)
         for city in cities
@@ -118,16 +118,16 @@ def _city_line(
     city: str,
     history_catalog: list[CatalogEntry],
     future_catalog: list[CatalogEntry],
-    history_projects: list[ProjectEntry],
-    future_projects: list[ProjectEntry],
+    history_projects: list[EntityEntry],
+    future_projects: list[EntityEntry],
 ) -> CityOverview:
-    past = [e for e in history_catalog if e.city == city]
-    ahead = [e for e in future_catalog if e.city == city]
-    projects = [p for p in history_projects + future_projects if p.city == city]
+    past = [e for e in history_catalog if e.outer == city]
+    ahead = [e for e in future_catalog if e.outer == city]
+    projects = [p for p in history_projects + future_projects if p.outer == city]
     return CityOverview(
         city=city,
-        districts=len({e.district for e in past + ahead}),
-        projects=len({(p.district, p.project) for p in projects}),
+        districts=len({e.inner for e in past + ahead}),
+        projects=len({(p.inner, p.name) for p in projects}),
         history_tables=len(past),
         future_tables=len(ahead),
         history_rows=sum(e.rows for e in past),

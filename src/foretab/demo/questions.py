@@ -15,7 +15,7 @@ from rich.table import Table
 
 from foretab.cli.safe_text import cell
 from foretab.errors import ForetabError
-from foretab.store import ProjectEntry, open_history
+from foretab.store import EntityEntry, open_history
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,24 +32,24 @@ def sample_questions(db: str) -> list[str]:
     """Questions of every family about projects that have recent history in the store."""
     with open_history(db) as store:
         reference = store.reference_month
-        projects = store.projects()
+        projects = store.entities()
     assert reference is not None, "the demo store is ingested with a reference month"
     recent = [p for p in projects if p.last_month == reference and p.n_months >= 12]
-    by_district: dict[tuple[str, str], list[ProjectEntry]] = {}
+    by_district: dict[tuple[str, str], list[EntityEntry]] = {}
     for p in recent:
-        by_district.setdefault((p.city, p.district), []).append(p)
+        by_district.setdefault((p.outer, p.inner), []).append(p)
     (city, district), group = max(by_district.items(), key=lambda kv: (len(kv[1]), kv[0]))
     a, b, c = (group + group)[:3]
     place = f"{district.removesuffix(' District')}, {city}"
     return [
-        f"What will the average price of {a.project} in {place} be next month?",
-        f"What is the highest monthly price {a.project} in {place} is expected to reach in the next six months?",
-        f"List the expected monthly prices of {b.project} in {place} for the first quarter of next year.",
-        f"What will the average prices of {a.project} and {b.project} in {place} be in three months?",
-        f"Will the average price of {b.project} in {place} over next year be higher or lower than now?",
-        f"Which of {a.project}, {b.project} and {c.project} in {place} will see a bigger price increase next year?",
-        f"Which will be cheaper next quarter, {a.project} or {c.project} in {place}?",
-        f"What was the average price of {c.project} in {place} last month?",
+        f"What will the average price of {a.name} in {place} be next month?",
+        f"What is the highest monthly price {a.name} in {place} is expected to reach in the next six months?",
+        f"List the expected monthly prices of {b.name} in {place} for the first quarter of next year.",
+        f"What will the average prices of {a.name} and {b.name} in {place} be in three months?",
+        f"Will the average price of {b.name} in {place} over next year be higher or lower than now?",
+        f"Which of {a.name}, {b.name} and {c.name} in {place} will see a bigger price increase next year?",
+        f"Which will be cheaper next quarter, {a.name} or {c.name} in {place}?",
+        f"What was the average price of {c.name} in {place} last month?",
     ]
 
 

@@ -28,9 +28,9 @@ def sample_sql(overview: StoreOverview) -> str | None:
     project = overview.busiest_project
     if project is None:
         return None
-    table = table_name(project.district, project.city, project.last_month.year)
+    table = table_name(project.inner, project.outer, project.last_month.year)
     # A literal, not a bound value: this is the statement printed for `foretab sql`.
-    name = project.project.replace("'", "''")
+    name = project.name.replace("'", "''")
     return (
         f"SELECT project_name, month, price, units_sold FROM {table} "
         f"WHERE project_name = '{name}' ORDER BY month DESC LIMIT 6"

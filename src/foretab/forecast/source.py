@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from foretab.core.plan import Plan, ProjectRef
+from foretab.core.plan import EntityRef, Plan
 from foretab.core.series import Forecast, ForecastBasis, ForecastPoint, History
 from foretab.errors import ForecastError
 from foretab.forecast.base import MAX_HORIZON
@@ -42,7 +42,7 @@ class SeriesModel(Protocol):
 
 
 def history_array(
-    history: History, refs: Sequence[ProjectRef], reference: Month, lookback: int
+    history: History, refs: Sequence[EntityRef], reference: Month, lookback: int
 ) -> np.ndarray:
     """``[len(refs), lookback]``: months R−lookback+1..R, NaN where nothing was observed."""
     first = reference - (lookback - 1)
@@ -63,7 +63,7 @@ class ModelSource:
         model: SeriesModel,
         *,
         level: float = DEFAULT_LEVEL,
-        last_seen: Mapping[ProjectRef, Month] | None = None,
+        last_seen: Mapping[EntityRef, Month] | None = None,
     ) -> None:
         if not 0 < level < 1:
             raise ForecastError(
@@ -90,9 +90,7 @@ class ModelSource:
         cls, model: SeriesModel, store: HistoryStore, *, level: float = DEFAULT_LEVEL
     ) -> ModelSource:
         """``model`` with the store's last month per project, for clear stale errors."""
-        last_seen = {
-            ProjectRef(p.city, p.district, p.project): p.last_month for p in store.projects()
-        }
+        last_seen = {EntityRef(p.outer, p.inner, p.name): p.last_month for p in store.entities()}
         return cls(model, level=level, last_seen=last_seen)
 
     def forecast(self, plan: Plan, history: History) -> Forecast:
@@ -107,7 +105,7 @@ class ModelSource:
                 f"{(reference + 1).label} to {(reference + MAX_HORIZON).label}",
                 suggestions=(f"ask about at most {MAX_HORIZON} months after {reference.label}",),
             )
-        refs = plan.projects
+        refs = plan.entities
         lookback = self.model.lookback
         arr = history_array(history, refs, reference, lookback)
         for i, ref in enumerate(refs):
@@ -115,7 +113,7 @@ class ModelSource:
                 last = history.last_month(ref) or self.last_seen.get(ref)
                 since = f"its last observation is {last.label}" if last else "it has none"
                 raise ForecastError(
-                    f"cannot forecast {ref.project} ({ref.district}, {ref.city}): the "
+                    f"cannot forecast {ref.name} ({ref.inner}, {ref.outer}): the "
                     f"forecaster reads the {lookback} months up to {reference.label} and {since}",
                     suggestions=("ask about the months it has data for (a history question)",),
                 )
@@ -123,8 +121,8 @@ class ModelSource:
         placed = {"refs": refs} if getattr(self.model, "reads_places", False) else {}
         values = self.model.predict(arr, horizon, **placed)
         grid, dist = self._distribution(arr, horizon, placed)
-        points: dict[ProjectRef, dict[Month, ForecastPoint]] = {}
-        basis: dict[ProjectRef, ForecastBasis] = {}
+        points: dict[EntityRef, dict[Month, ForecastPoint]] = {}
+        basis: dict[EntityRef, ForecastBasis] = {}
         for i, ref in enumerate(refs):
             row: dict[Month, ForecastPoint] = {}
             for m in months:
@@ -132,7 +130,7 @@ class ModelSource:
                 value = float(values[i, k])
                 if not np.isfinite(value):
                     raise ForecastError(
-                        f"the forecaster gave no finite value for {ref.project} in {m.label}",
+                        f"the forecaster gave no finite value for {ref.name} in {m.label}",
                         suggestions=("retrain with `foretab train --db DB`",),
                     )
                 lo = hi = None
@@ -154,7 +152,7 @@ class ModelSource:
         return Forecast(self.name, points, level, basis, grid if dist is not None else (), method)
 
     def _distribution(
-        self, arr: np.ndarray, horizon: int, placed: Mapping[str, Sequence[ProjectRef]]
+        self, arr: np.ndarray, horizon: int, placed: Mapping[str, Sequence[EntityRef]]
     ) -> tuple[tuple[float, ...], np.ndarray | None]:
         """``[n, h, 2 + len(grid)]``: the interval's two bounds around the grid's quantiles.
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from foretab.core.plan import ProjectRef
+from foretab.core.plan import EntityRef
 from foretab.errors import ForecastError
 from foretab.forecast.base import MAX_HORIZON, Forecaster, Place, check_panel
 from foretab.forecast.market import place_keys
@@ -49,7 +49,7 @@ def _no_progress(stage: str, done: int, total: int) -> None:
 class StorePanel:
     """The history store as arrays: one row per project, one column per month to R."""
 
-    projects: tuple[ProjectRef, ...]
+    entities: tuple[EntityRef, ...]
     months: tuple[Month, ...]
     values: np.ndarray  # [n_projects, n_months], NaN = no sale that month
 
@@ -58,11 +58,11 @@ class StorePanel:
         return fit_width(self.values, lookback)
 
 
-def project_places(refs: Sequence[ProjectRef] | None) -> list[Place] | None:
+def project_places(refs: Sequence[EntityRef] | None) -> list[Place] | None:
     """The market keys of each project (``foretab.forecast.market``)."""
     if refs is None:
         return None
-    return [place_keys(r.city, r.district) for r in refs]
+    return [place_keys(r.outer, r.inner) for r in refs]
 
 
 def fit_width(history: np.ndarray, width: int) -> np.ndarray:
@@ -86,13 +86,13 @@ def panel_arrays(frame: pd.DataFrame, last: Month, first: Month | None = None) -
     keep = (months_all >= start) & (months_all <= last)
     sub = frame.loc[keep]
     keys = list(zip(frame["city"], frame["district"], frame["project"], strict=True))
-    refs = sorted({ProjectRef(*k) for k in keys})
+    refs = sorted({EntityRef(*k) for k in keys})
     row_of = {r: i for i, r in enumerate(refs)}
     values = np.full((len(refs), len(months)), np.nan)
     col = np.array([m.minus(start) for m in months_all[keep]], dtype=int)
     row = np.array(
         [
-            row_of[ProjectRef(c, d, p)]
+            row_of[EntityRef(c, d, p)]
             for c, d, p in zip(sub["city"], sub["district"], sub["project"], strict=True)
         ],
         dtype=int,
@@ -148,7 +148,7 @@ class StoreModel:
         self,
         history: np.ndarray,
         h: int = MAX_HORIZON,
-        refs: Sequence[ProjectRef] | None = None,
+        refs: Sequence[EntityRef] | None = None,
     ) -> np.ndarray:
         """Point forecasts ``[n, h]`` for months R+1..R+h (NaN for an all-NaN row).
 
@@ -162,7 +162,7 @@ class StoreModel:
         history: np.ndarray,
         h: int,
         quantiles: tuple[float, ...],
-        refs: Sequence[ProjectRef] | None = None,
+        refs: Sequence[EntityRef] | None = None,
     ) -> np.ndarray:
         """``[n, h, len(quantiles)]``; models without intervals raise ``ForecastError``."""
         return self.forecaster.predict_quantiles(
@@ -243,10 +243,10 @@ def fit_store_model(
     name = model or STORE_DEFAULT_FORECASTER
     forecaster = get_forecaster(name, seed)
     start = time.perf_counter()
-    stage = f"fitting {name} on {len(panel.projects)} projects × {len(panel.months)} months"
+    stage = f"fitting {name} on {len(panel.entities)} projects × {len(panel.months)} months"
     progress(stage, 0, 0)
     forecaster.on_progress = lambda done, total: progress(stage, done, total)
-    places = project_places(panel.projects)
+    places = project_places(panel.entities)
     try:
         if forecaster.uses_places:
             forecaster.fit(panel.values, places=places)  # type: ignore[call-arg]
@@ -280,7 +280,7 @@ def fit_store_model(
         forecaster=forecaster,
         first_month=panel.months[0],
         seed=seed,
-        n_series=len(panel.projects),
+        n_series=len(panel.entities),
         interval_method=method,
     )
 

@@ -24,7 +24,7 @@ from enum import StrEnum
 
 from rapidfuzz import fuzz, process
 
-from foretab.core.plan import ProjectRef
+from foretab.core.plan import EntityRef
 from foretab.errors import AmbiguousEntityError, UnknownEntityError
 from foretab.parse.question import Question, Segmenter
 from foretab.parse.text import Token, has_cjk, normalize, tokenize
@@ -36,7 +36,7 @@ from foretab.parse.vocabulary import (
     SUFFIX_VARIANTS,
     ZH_WORDS,
 )
-from foretab.store.catalog import ProjectEntry
+from foretab.store.catalog import EntityEntry
 
 _PLACE_TYPO = 85.0  # a leftover this close to a city / district name is that place, misspelt
 _FUZZY_ACCEPT = 88.0  # a leftover span scoring this high against one project links to it
@@ -75,7 +75,7 @@ class Mention:
 class Linked:
     """The entities found in a question, projects in the order they were mentioned."""
 
-    projects: tuple[ProjectRef, ...]
+    entities: tuple[EntityRef, ...]
     cities: tuple[str, ...]
     districts: tuple[tuple[str, str], ...]  # (city, district)
     spans: tuple[tuple[int, int], ...]  # every entity span, for masking
@@ -107,19 +107,17 @@ class EntityIndex:
     """Build once per store (a few hundred ms for ~5,600 projects); link in ~1 ms."""
 
     def __init__(
-        self, entries: Sequence[ProjectEntry], words: Sequence[str] = (), noun: str = "project"
+        self, entries: Sequence[EntityEntry], words: Sequence[str] = (), noun: str = "project"
     ) -> None:
         # ``noun``: what the corpus schema calls an entity ("project", "stock"), for messages.
         self.noun = noun
-        self.entries: tuple[ProjectEntry, ...] = tuple(entries)
-        self.refs = tuple(
-            ProjectRef(e.city, e.district, e.project, _zh(e.aliases)) for e in self.entries
-        )
+        self.entries: tuple[EntityEntry, ...] = tuple(entries)
+        self.refs = tuple(EntityRef(e.outer, e.inner, e.name, _zh(e.aliases)) for e in self.entries)
         self.city_zh: dict[str, str] = {}
         self.district_zh: dict[tuple[str, str], str] = {}
         for e in self.entries:
-            self.city_zh.setdefault(e.city, _zh(e.city_aliases))
-            self.district_zh.setdefault((e.city, e.district), _zh(e.district_aliases))
+            self.city_zh.setdefault(e.outer, _zh(e.outer_aliases))
+            self.district_zh.setdefault((e.outer, e.inner), _zh(e.inner_aliases))
         self._project_keys: dict[str, list[int]] = defaultdict(list)
         self._compact_keys: dict[str, list[int]] = defaultdict(list)
         self._cjk: dict[str, tuple[MentionKind, list[int]]] = {}
@@ -132,7 +130,7 @@ class EntityIndex:
         city_ids: dict[str, int] = {}
         district_ids: dict[tuple[str, str], int] = {}
         for pid, entry in enumerate(self.entries):
-            key = normalize(entry.project)
+            key = normalize(entry.name)
             self._normal_names.append(key)
             names = {key} | {normalize(a) for a in entry.aliases if a and not has_cjk(a)}
             for name in names - {""}:
@@ -141,27 +139,27 @@ class EntityIndex:
             for alias in entry.aliases:
                 if has_cjk(alias):
                     self._cjk.setdefault(alias, (MentionKind.PROJECT, []))[1].append(pid)
-            if entry.city not in city_ids:
-                city_ids[entry.city] = len(self.cities)
-                self.cities.append(entry.city)
-                city_keys = _place_keys(entry.city, entry.city_aliases)
+            if entry.outer not in city_ids:
+                city_ids[entry.outer] = len(self.cities)
+                self.cities.append(entry.outer)
+                city_keys = _place_keys(entry.outer, entry.outer_aliases)
                 city_keys |= {f"{key} {suffix}" for key in city_keys for suffix in ("city", "shi")}
                 for name in city_keys:
-                    self._place_keys[name].append((MentionKind.CITY, city_ids[entry.city]))
-                for alias in entry.city_aliases:
+                    self._place_keys[name].append((MentionKind.CITY, city_ids[entry.outer]))
+                for alias in entry.outer_aliases:
                     if has_cjk(alias):
-                        self._cjk[alias] = (MentionKind.CITY, [city_ids[entry.city]])
-            place = (entry.city, entry.district)
+                        self._cjk[alias] = (MentionKind.CITY, [city_ids[entry.outer]])
+            place = (entry.outer, entry.inner)
             if place not in district_ids:
                 district_ids[place] = len(self.districts)
                 self.districts.append(place)
-                for name in _place_keys(entry.district, entry.district_aliases):
+                for name in _place_keys(entry.inner, entry.inner_aliases):
                     self._place_keys[name].append((MentionKind.DISTRICT, district_ids[place]))
-                for alias in entry.district_aliases:
+                for alias in entry.inner_aliases:
                     if has_cjk(alias):
                         kind_ids = self._cjk.setdefault(alias, (MentionKind.DISTRICT, []))
                         kind_ids[1].append(district_ids[place])
-            self._by_city[entry.city].append(pid)
+            self._by_city[entry.outer].append(pid)
             self._by_district[place].append(pid)
         # Every word-prefix of a name: the n-gram scan stops as soon as none continues.
         self._prefixes: set[str] = set()
@@ -201,7 +199,7 @@ class EntityIndex:
             districts += [self.districts[i] for i in cjk[1]]
         return cities, districts
 
-    def in_scope(self, city: str, district: str | None) -> list[tuple[ProjectRef, ProjectEntry]]:
+    def in_scope(self, city: str, district: str | None) -> list[tuple[EntityRef, EntityEntry]]:
         """The scope's projects with their catalog entries, in catalog order."""
         ids = self._by_city[city] if district is None else self._by_district[(city, district)]
         return [(self.refs[i], self.entries[i]) for i in sorted(ids)]
@@ -419,7 +417,7 @@ class EntityIndex:
                 "`foretab tables --db DB` lists the tables and years)",
                 suggestions=self._suggest(question, scope_ids),
             )
-        ordered: list[ProjectRef] = []
+        ordered: list[EntityRef] = []
         for _, pid in sorted(resolved):
             if self.refs[pid] not in ordered:
                 ordered.append(self.refs[pid])
@@ -496,8 +494,8 @@ class EntityIndex:
 
     def _label(self, pid: int) -> str:
         ref = self.refs[pid]
-        place = ", ".join(part for part in (ref.district, ref.city) if part)
-        return f"{ref.project} ({place})" if place else ref.project
+        place = ", ".join(part for part in (ref.inner, ref.outer) if part)
+        return f"{ref.name} ({place})" if place else ref.name
 
     @staticmethod
     def _where(city_names: Sequence[str], places: Sequence[tuple[str, str]]) -> str:

@@ -32,11 +32,11 @@ from foretab.core.plan import (
     Aggregate,
     ChangeMeasure,
     Comparison,
+    EntityRef,
     Extreme,
     Language,
     Metric,
     Plan,
-    ProjectRef,
     ScopeRef,
     Task,
     TimeWindow,
@@ -361,23 +361,23 @@ def _scopes(index: EntityIndex, mentions: list[Mention], linked: Linked) -> tupl
                     if ref not in out:
                         out.append(ref)
     for city in linked.cities:
-        if not any(ref.city == city for ref in out):
+        if not any(ref.outer == city for ref in out):
             out.append(ScopeRef(city, None, index.city_zh.get(city, "")))
     return tuple(out)
 
 
 def _candidates(
     index: EntityIndex, scopes: tuple[ScopeRef, ...], window: TimeWindow, reference: Month
-) -> tuple[ProjectRef, ...]:
+) -> tuple[EntityRef, ...]:
     """Scope candidates: projects that can have a value in the window.
 
     For a future window, projects observed in R−11..R; for a past one, projects whose
     months overlap the window (the analyzer keeps those with a value).
     """
-    out: list[ProjectRef] = []
+    out: list[EntityRef] = []
     future = window.last > reference
     for scope in scopes:
-        for ref, entry in index.in_scope(scope.city, scope.district):
+        for ref, entry in index.in_scope(scope.outer, scope.inner):
             if future:
                 keep = entry.last_month >= reference - 11 and entry.first_month <= reference
             else:
@@ -435,9 +435,9 @@ def parse_question(
     window = timed.window
     if window is not None:
         _check_horizon(window, reference)
-    if linked.projects:
+    if linked.entities:
         _check_mixed_scope(question, timed.found.mentions, zh)
-    if not linked.projects:
+    if not linked.entities:
         if zh:
             _check_zh_leftover(question, list(timed.found.mentions), spans)
         refuse_unclaimed(read, claims, lexicon)
@@ -454,7 +454,7 @@ def parse_question(
         )
     refuse_unclaimed(read, claims, lexicon)
     return _project_plan(
-        question, reference, linked.projects, text, window, language, measured.metric
+        question, reference, linked.entities, text, window, language, measured.metric
     )
 
 
@@ -580,7 +580,7 @@ def _scope_plan(
     return Plan(
         question=question,
         reference_month=reference,
-        projects=candidates,
+        entities=candidates,
         window=window,
         aggregate=Aggregate.VALUE if len(window.months) == 1 else Aggregate.MEAN,
         task=Task.HISTORY if past else Task.FORECAST,
@@ -595,7 +595,7 @@ def _scope_plan(
 def _project_plan(
     question: str,
     reference: Month,
-    projects: tuple[ProjectRef, ...],
+    projects: tuple[EntityRef, ...],
     text: str,
     window: TimeWindow | None,
     language: Language,
@@ -686,7 +686,7 @@ def _project_plan(
     return Plan(
         question=question,
         reference_month=reference,
-        projects=projects,
+        entities=projects,
         window=window,
         aggregate=aggregate,
         task=task,

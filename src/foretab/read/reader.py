@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from foretab.core.catalog import Retrieval
-from foretab.core.plan import Metric, Plan, ProjectRef
+from foretab.core.plan import EntityRef, Metric, Plan
 from foretab.core.series import History, ScopeOutcome
 from foretab.core.stages import HistoryRead
 from foretab.corpus.schema import TableColumns
@@ -28,7 +28,7 @@ from foretab.sql.scope import scope_answer_query
 
 def rows_to_history(
     result: QueryResult,
-    projects: Sequence[ProjectRef],
+    projects: Sequence[EntityRef],
     metric: Metric = Metric.PRICE,
     *,
     scope: bool = False,
@@ -56,12 +56,12 @@ def rows_to_history(
     at = {name: columns.index(name) for name in columns}
     i_city, i_district = at.get("city"), at.get("district")
     i_units = at.get(cols.summed) if cols.summed else None
-    exact = {(ref.city, ref.district, ref.project): ref for ref in projects}
-    by_name: dict[str, list[ProjectRef]] = {}
+    exact = {(ref.outer, ref.inner, ref.name): ref for ref in projects}
+    by_name: dict[str, list[EntityRef]] = {}
     for ref in projects:
-        by_name.setdefault(ref.project, []).append(ref)
-    series: dict[ProjectRef, dict[Month, float]] = {ref: {} for ref in projects}
-    units: dict[ProjectRef, dict[Month, float]] = {}
+        by_name.setdefault(ref.name, []).append(ref)
+    series: dict[EntityRef, dict[Month, float]] = {ref: {} for ref in projects}
+    units: dict[EntityRef, dict[Month, float]] = {}
     dropped = 0
     for row in result.rows:
         name = str(row[at[cols.entity]])
@@ -72,8 +72,8 @@ def rows_to_history(
             candidates = [
                 r
                 for r in by_name.get(name, [])
-                if (i_city is None or r.city == row[i_city])
-                and (i_district is None or r.district == row[i_district])
+                if (i_city is None or r.outer == row[i_city])
+                and (i_district is None or r.inner == row[i_district])
             ]
         if not candidates:
             if scope:
@@ -114,7 +114,7 @@ def _read(
             f"query may return ({len(result.rows)}); ask about a district or a shorter window"
         )
     return HistoryRead(
-        rows_to_history(result, plan.projects, plan.metric, scope=scope, cols=cols),
+        rows_to_history(result, plan.entities, plan.metric, scope=scope, cols=cols),
         sql=result.sql,
         params=params,
         rows=len(result.rows),
@@ -138,9 +138,9 @@ class GuardedHistoryReader:
         if plan.scopes:
             query = scope_query(retrieval.tables, first, last, self.cols)
         else:
-            query = history_query(retrieval.tables, plan.projects, first, last, self.cols)
+            query = history_query(retrieval.tables, plan.entities, first, last, self.cols)
         if query is None:
-            return HistoryRead(History.empty(plan.projects))
+            return HistoryRead(History.empty(plan.entities))
         return _read(self.guard, plan, query.ast, query.params, self.cols)
 
 
@@ -175,10 +175,10 @@ def scope_outcomes(result: QueryResult, plan: Plan) -> tuple[ScopeOutcome, ...]:
             f"the scope query returned more than {len(result.rows)} rows; ask for fewer "
             "projects (a smaller N or a narrower price range)"
         )
-    refs = {(r.city, r.district, r.project): r for r in plan.projects}
+    refs = {(r.outer, r.inner, r.name): r for r in plan.entities}
     counts = [0 for _ in plan.scopes]
     values: list[float | None] = [None for _ in plan.scopes]
-    picked: list[list[tuple[ProjectRef, float]]] = [[] for _ in plan.scopes]
+    picked: list[list[tuple[EntityRef, float]]] = [[] for _ in plan.scopes]
     for scope, pos, city, district, name, value, candidates in result.rows:
         if pos == 0:
             counts[scope] = int(candidates)
@@ -186,7 +186,7 @@ def scope_outcomes(result: QueryResult, plan: Plan) -> tuple[ScopeOutcome, ...]:
             continue
         key = (str(city), str(district), str(name))
         # A candidate the planner listed keeps its Chinese name; the SQL saw the same rows.
-        ref = refs.get(key) or ProjectRef(*key)
+        ref = refs.get(key) or EntityRef(*key)
         picked[scope].append((ref, float(value)))
     return tuple(
         ScopeOutcome(counts[i], tuple(picked[i]), values[i]) for i in range(len(plan.scopes))

@@ -34,7 +34,7 @@ def required_captions(plan: Plan, schema: CorpusSchema | None = None) -> list[st
     schema = schema or default_schema()
     first, last = history_span(plan)
     captions: list[str] = []
-    for ref in plan.projects:
+    for ref in plan.entities:
         groups = {name: getattr(ref, slot) for slot, name in schema.group_slots}
         for year in range(first.year, last.year + 1):
             text = schema.caption(groups, year)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from foretab.core.plan import ProjectRef
+from foretab.core.plan import EntityRef
 from foretab.corpus.schema import TableColumns, default_schema
 from foretab.months import Month
 from foretab.store.catalog import CatalogEntry
@@ -64,7 +64,7 @@ def _months(cols: TableColumns) -> exp.Expression:
 
 def history_query(
     tables: Sequence[CatalogEntry],
-    projects: Sequence[ProjectRef],
+    projects: Sequence[EntityRef],
     first: Month,
     last: Month,
     cols: TableColumns | None = None,
@@ -75,14 +75,14 @@ def history_query(
     params: list[object] = []
     for table in tables:
         names = sorted(
-            {p.project for p in projects if (p.city, p.district) == (table.city, table.district)}
+            {p.name for p in projects if (p.outer, p.inner) == (table.outer, table.inner)}
         )
         lo, hi = max(first, Month(table.year, 1)), min(last, Month(table.year, 12))
         if not names or hi < lo:
             continue
         names_in = exp.column(cols.entity).isin(*[exp.Placeholder() for _ in names])
         selects.append(_select(table, exp.and_(names_in, _months(cols)), cols))
-        params += [table.city, table.district, *names, lo.first_day, hi.first_day]
+        params += [table.outer, table.inner, *names, lo.first_day, hi.first_day]
     return _union(selects, params, cols)
 
 
@@ -98,7 +98,7 @@ def scope_query(
         if hi < lo:
             continue
         selects.append(_select(table, _months(cols), cols))
-        params += [table.city, table.district, lo.first_day, hi.first_day]
+        params += [table.outer, table.inner, lo.first_day, hi.first_day]
     return _union(selects, params, cols)
 
 

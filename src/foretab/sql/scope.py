@@ -156,7 +156,7 @@ def _rows(
     params: list[object] = []
     for position, scope in enumerate(scopes):
         for table in tables:
-            if table.city != scope.city or scope.district not in (None, table.district):
+            if table.outer != scope.outer or scope.inner not in (None, table.inner):
                 continue
             inside = [m for m in months if m.year == table.year]
             summed = exp.column(cols.summed) if cols.summed else exp.cast(exp.null(), "int")
@@ -181,7 +181,7 @@ def _rows(
                 .from_(exp.to_table(table.table_name), copy=False)
                 .where(when, copy=False)
             )
-            params += [position, table.city, table.district, *bound]
+            params += [position, table.outer, table.inner, *bound]
     if not selects:
         return None
     query: exp.Query = selects[0]

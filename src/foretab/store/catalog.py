@@ -1,5 +1,5 @@
 """Typed catalog rows (defined in ``foretab.core.catalog``, where every stage finds them)."""
 
-from foretab.core.catalog import CatalogEntry, ProjectEntry
+from foretab.core.catalog import CatalogEntry, EntityEntry
 
-__all__ = ["CatalogEntry", "ProjectEntry"]
+__all__ = ["CatalogEntry", "EntityEntry"]

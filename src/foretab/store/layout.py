@@ -67,7 +67,7 @@ def _side(frame: pd.DataFrame, extras: tuple[str, ...], schema: CorpusSchema) ->
     specs: list[CatalogEntry] = []
     table_of_row = pd.Series("", index=frame.index, dtype=object)
     for (city, district, yr), idx in keys.groupby(["city", "district", "year"]).groups.items():
-        slot_values = {"city": str(city), "district": str(district)}
+        slot_values = {"outer": str(city), "inner": str(district)}
         groups = {name: slot_values[slot] for slot, name in schema.group_slots}
         name = schema.table_name(groups, int(yr))
         table_of_row.loc[idx] = name
@@ -95,7 +95,7 @@ def _side(frame: pd.DataFrame, extras: tuple[str, ...], schema: CorpusSchema) ->
         rows[sql_name] = frame[col]
     return SideLayout(
         rows=rows.reset_index(drop=True),
-        tables=tuple(sorted(specs, key=lambda s: (s.city, s.district, s.year))),
+        tables=tuple(sorted(specs, key=lambda s: (s.outer, s.inner, s.year))),
         projects=_projects(frame),
         extra_columns=tuple(names.values()),
         columns=columns,

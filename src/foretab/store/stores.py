@@ -14,7 +14,7 @@ from foretab.backend import column, param, table
 from foretab.corpus.schema import CorpusSchema, SchemaError, default_schema
 from foretab.errors import QueryError, StoreError
 from foretab.months import Month
-from foretab.store.catalog import CatalogEntry, ProjectEntry
+from foretab.store.catalog import CatalogEntry, EntityEntry
 from foretab.store.connection import Side, open_side
 from foretab.store.location import StoreLocation
 from foretab.store.naming import (
@@ -60,7 +60,7 @@ class _Store:
             self._conn.close()
             raise StoreError(exc.message) from None
         self._catalog: list[CatalogEntry] | None = None
-        self._projects: list[ProjectEntry] | None = None
+        self._entities: list[EntityEntry] | None = None
         try:
             self.catalog()  # checked on open: a crafted store fails here, not mid-question
         except BaseException:
@@ -98,30 +98,30 @@ class _Store:
             ]
         return self._catalog
 
-    def projects(self) -> list[ProjectEntry]:
+    def entities(self) -> list[EntityEntry]:
         """Every project with at least one observation on this side."""
-        if self._projects is None:
+        if self._entities is None:
             columns = ("city", "district", "project", "first_month", "last_month", "n_months")
             aliases = ("project_zh", "city_zh", "district_zh")
             query = _select(PROJECTS_TABLE, *columns, *aliases).order_by(
                 column("city"), column("district"), column("project")
             )
             rows = self._rows(query)
-            self._projects = [
-                ProjectEntry(
-                    city=str(city),
-                    district=str(district),
-                    project=str(project),
+            self._entities = [
+                EntityEntry(
+                    outer=str(city),
+                    inner=str(district),
+                    name=str(project),
                     first_month=Month.from_date(first),
                     last_month=Month.from_date(last),
                     n_months=int(n),
                     aliases=_aliases(pzh),
-                    city_aliases=_aliases(czh),
-                    district_aliases=_aliases(dzh),
+                    outer_aliases=_aliases(czh),
+                    inner_aliases=_aliases(dzh),
                 )
                 for city, district, project, first, last, n, pzh, czh, dzh in rows
             ]
-        return self._projects
+        return self._entities
 
     def panel(self) -> pd.DataFrame:
         """Every observation of the primary measure: ``city, district, project, month, price``.
@@ -145,7 +145,7 @@ class _Store:
             ).from_(table(e.table_name))
             for e in entries
         ]
-        params = tuple(v for e in entries for v in (e.city, e.district))
+        params = tuple(v for e in entries for v in (e.outer, e.inner))
         result = self._conn.fetch(_union_all(selects), params)
         frame = pd.DataFrame(list(result.rows), columns=list(result.columns))
         frame["month"] = pd.to_datetime(frame["month"]).dt.strftime("%Y-%m")
@@ -366,7 +366,7 @@ def _catalog_entry(
     # A slot the schema has no level for is empty; a level's value never is.
     slots_ok = all(
         isinstance(v, str) and (bool(v.strip()) == (schema.slot_level(slot) is not None))
-        for slot, v in (("city", city), ("district", district))
+        for slot, v in (("outer", city), ("inner", district))
     )
     texts_ok = isinstance(caption, str) and bool(caption.strip()) and slots_ok
     numbers_ok = (

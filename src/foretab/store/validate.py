@@ -11,6 +11,7 @@ import pandas as pd
 
 from foretab.corpus.schema import (
     SLOTS,
+    STORE_COLUMNS,
     CorpusSchema,
     Measure,
     TimeColumn,
@@ -166,7 +167,7 @@ def clean(raw: pd.DataFrame, source: str, schema: CorpusSchema | None = None) ->
     for slot in SLOTS:
         level = schema.slot_level(slot)
         if level is None:
-            frame[slot] = ""
+            frame[STORE_COLUMNS[slot]] = ""
             continue
         col = level.column
         text = raw[col].astype("string").str.strip()
@@ -179,7 +180,7 @@ def clean(raw: pd.DataFrame, source: str, schema: CorpusSchema | None = None) ->
             text.str.slice(0, 40) + "…",
             f"is longer than {MAX_NAME_CHARS} characters",
         )
-        frame[slot] = text.astype(str)
+        frame[STORE_COLUMNS[slot]] = text.astype(str)
     frame["month"] = _months(raw[schema.time.column], source, schema.time)
     frame["avg_price"] = _values(raw[schema.primary.column], source, schema.primary)
     if summed is not None and summed.column in raw.columns:
@@ -187,7 +188,11 @@ def clean(raw: pd.DataFrame, source: str, schema: CorpusSchema | None = None) ->
     else:
         frame["units_sold"] = pd.array([pd.NA] * len(raw), dtype="Int64")
     used = {*required, *(m.column for m in schema.measures)}
-    aliases = {lv.alias_column: f"{slot}_zh" for slot in SLOTS if (lv := schema.slot_level(slot))}
+    aliases = {
+        lv.alias_column: f"{STORE_COLUMNS[slot]}_zh"
+        for slot in SLOTS
+        if (lv := schema.slot_level(slot))
+    }
     extras = tuple(c for c in raw.columns if c not in used)
     for col in extras:
         text = raw[col].astype("string").fillna("")
@@ -294,7 +299,9 @@ def _deduplicate(
         first = rows.iloc[0]
         same = rows[(rows[list(KEY)] == first[list(KEY)]).all(axis=1)]
         lines = ", ".join(str(_row(i)) for i in same.index[:2])
-        names = " / ".join(str(first[slot]) for slot in SLOTS if schema.slot_level(slot))
+        names = " / ".join(
+            str(first[STORE_COLUMNS[slot]]) for slot in SLOTS if schema.slot_level(slot)
+        )
         raise IngestError(
             f"{source}, rows {lines}: duplicate {schema.leaf.name}-month "
             f"({names} / {first['month']}) with different values; keep one row per "
@@ -305,7 +312,7 @@ def _deduplicate(
 
 def _check_names(frame: pd.DataFrame, source: str, schema: CorpusSchema) -> None:
     """Every group of tables gets a distinct, valid SQL name."""
-    slots = [slot for slot, _ in schema.group_slots]
+    slots = [STORE_COLUMNS[slot] for slot, _ in schema.group_slots]
     level_names = [name for _, name in schema.group_slots]
     seen: dict[str, tuple[str, ...]] = {}
     groups = frame[slots].drop_duplicates().itertuples(index=False) if slots else [()]

@@ -78,7 +78,7 @@ def _write_metadata_duckdb(
 ) -> None:
     conn.execute(f"CREATE TABLE {CATALOG_TABLE} ({_CATALOG_COLUMNS})")
     catalog = pd.DataFrame(
-        [[s.table_name, s.caption, s.city, s.district, s.year, s.rows] for s in layout.tables],
+        [[s.table_name, s.caption, s.outer, s.inner, s.year, s.rows] for s in layout.tables],
         columns=["table_name", "caption", "city", "district", "year", "rows"],
     )
     conn.register("incoming_catalog", catalog)  # executemany is slow in DuckDB
@@ -145,7 +145,7 @@ def write_postgres(
                     named(CATALOG_TABLE)
                 ),
                 [
-                    [s.table_name, s.caption, s.city, s.district, s.year, s.rows]
+                    [s.table_name, s.caption, s.outer, s.inner, s.year, s.rows]
                     for s in layout.tables
                 ],
             )

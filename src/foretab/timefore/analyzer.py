@@ -94,7 +94,7 @@ class LLMAnalyzer:
         return self.classifier.predict(plan.question) if is_open(plan) else plan.task
 
     def _prompt(self, task: Task, plan: Plan, history: History, forecast: Forecast) -> str:
-        refs = plan.projects or tuple(history)
+        refs = plan.entities or tuple(history)
         shots = pick(self.examples, task=task)
         if task is Task.HISTORY:
             blocks = [

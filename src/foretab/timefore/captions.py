@@ -83,7 +83,7 @@ class CaptionSearch:
                 continue
             # Same city and year but another district scores high on the shared words;
             # the district's own name must be in the caption.
-            if not (set(tokenize(entry.district)) - _GENERIC) <= words:
+            if not (set(tokenize(entry.inner)) - _GENERIC) <= words:
                 continue
             return CaptionMatch(text, "bm25", entry)
         return CaptionMatch(text, "missing", None)

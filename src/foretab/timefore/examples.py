@@ -26,7 +26,7 @@ import numpy as np
 
 from foretab.analyze import RuleAnalyzer
 from foretab.bench.qa_sql import history_sql
-from foretab.core.plan import Aggregate, Comparison, Plan, ProjectRef, Task, TimeWindow
+from foretab.core.plan import Aggregate, Comparison, EntityRef, Plan, Task, TimeWindow
 from foretab.core.series import Forecast, ForecastPoint, History
 from foretab.months import Month, month_range
 from foretab.retrieve import history_span, required_captions
@@ -44,7 +44,7 @@ class Example:
     reference: Month
     task: Task
     family: str  # for round-robin selection: aggregate/comparison/number of projects
-    projects: tuple[ProjectRef, ...]
+    projects: tuple[EntityRef, ...]
     captions: tuple[str, ...]
     tables: tuple[str, ...]
     sql: str
@@ -71,9 +71,9 @@ def pick(examples: Sequence[Example], k: int = SHOTS, task: Task | None = None) 
     return chosen
 
 
-def _synthetic(ref: ProjectRef, reference: Month) -> tuple[dict[Month, float], dict[Month, float]]:
+def _synthetic(ref: EntityRef, reference: Month) -> tuple[dict[Month, float], dict[Month, float]]:
     """Deterministic monthly prices R-23..R+12 with gaps (R-1 and R always observed)."""
-    rng = np.random.default_rng(zlib.crc32(ref.project.encode("utf-8")))
+    rng = np.random.default_rng(zlib.crc32(ref.name.encode("utf-8")))
     price = float(rng.uniform(8_000, 90_000))
     history: dict[Month, float] = {}
     future: dict[Month, float] = {}
@@ -93,12 +93,12 @@ def shipped_examples(reference: Month) -> list[Example]:
     )
     out = []
     for row in raw:
-        projects = tuple(ProjectRef(*p) for p in row["projects"])
+        projects = tuple(EntityRef(*p) for p in row["projects"])
         first, last = (reference + int(row["window"][0]), reference + int(row["window"][1]))
         plan = Plan(
             question=row["question"],
             reference_month=reference,
-            projects=projects,
+            entities=projects,
             window=TimeWindow(first, last, row["expression"]),
             aggregate=Aggregate(row["aggregate"]),
             task=Task(row["task"]),
@@ -116,7 +116,7 @@ def shipped_examples(reference: Month) -> list[Example]:
 
 
 def _family(plan: Plan) -> str:
-    many = "multi" if len(plan.projects) > 1 else "single"
+    many = "multi" if len(plan.entities) > 1 else "single"
     return f"{plan.aggregate.value}/{plan.comparison.value}/{many}"
 
 
@@ -135,10 +135,10 @@ def _example(
     if captions is None or tables is None:
         captions = required_captions(plan)
         years = range(first.year, last.year + 1)
-        tables = [table_name(p.district, p.city, y) for p in plan.projects for y in years]
+        tables = [table_name(p.inner, p.outer, y) for p in plan.entities for y in years]
         tables = list(dict.fromkeys(tables))
     if sql is None:
-        sql = history_sql(tables, [p.project for p in plan.projects], first, last) + ";"
+        sql = history_sql(tables, [p.name for p in plan.entities], first, last) + ";"
     if forecast is not None and plan.task is Task.HISTORY:
         forecast = None
     return Example(
@@ -146,7 +146,7 @@ def _example(
         reference=plan.reference_month,
         task=plan.task,
         family=family,
-        projects=plan.projects,
+        projects=plan.entities,
         captions=tuple(captions),
         tables=tuple(tables),
         sql=sql,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from foretab.core.plan import Plan, ProjectRef
+from foretab.core.plan import EntityRef, Plan
 from foretab.core.series import Forecast, ForecastBasis, ForecastPoint, History
 from foretab.errors import ForecastError, ForetabError
 from foretab.llm import ChatMessage, ToolCall, ToolSpec
@@ -200,12 +200,12 @@ class RegistryModel:
         return self._forecaster.predict_quantiles(history, h, quantiles)
 
 
-def tool_output(ref: ProjectRef, points: dict[Month, ForecastPoint]) -> str:
+def tool_output(ref: EntityRef, points: dict[Month, ForecastPoint]) -> str:
     """What the tool returns to the LLM: ``[[project, month, price], ...]``."""
-    return repr([[ref.project, m.label, round(p.value, 2)] for m, p in sorted(points.items())])
+    return repr([[ref.name, m.label, round(p.value, 2)] for m, p in sorted(points.items())])
 
 
-def data_for(history: History, ref: ProjectRef, reference: Month) -> list[object]:
+def data_for(history: History, ref: EntityRef, reference: Month) -> list[object]:
     """The 24 values a correct tool call passes (for examples)."""
     observed = history[ref]
     return [
@@ -253,24 +253,24 @@ class ToolForecaster:
             )
         return render("forecaster", reference, examples=block)
 
-    def _resolve(self, name: object, refs: Sequence[ProjectRef]) -> ProjectRef:
+    def _resolve(self, name: object, refs: Sequence[EntityRef]) -> EntityRef:
         if len(refs) == 1:
             return refs[0]
         text = str(name or "").strip().casefold()
         for ref in refs:
-            if ref.project.casefold() == text:
+            if ref.name.casefold() == text:
                 return ref
-        close = [r for r in refs if text and (text in r.project.casefold())]
+        close = [r for r in refs if text and (text in r.name.casefold())]
         if len(close) == 1:
             return close[0]
         raise LLMReplyError(
-            f"project {name!r} is not one of {[r.project for r in refs]}; pass the project "
+            f"project {name!r} is not one of {[r.name for r in refs]}; pass the project "
             "name exactly"
         )
 
     def _call(
-        self, call: ToolCall, refs: Sequence[ProjectRef]
-    ) -> tuple[str, tuple[ProjectRef, dict[Month, ForecastPoint]] | None]:
+        self, call: ToolCall, refs: Sequence[EntityRef]
+    ) -> tuple[str, tuple[EntityRef, dict[Month, ForecastPoint]] | None]:
         started = time.perf_counter()
         done = None
         try:
@@ -291,7 +291,7 @@ class ToolForecaster:
         return text, done
 
     def forecast(self, plan: Plan, history: History) -> Forecast:
-        refs = tuple(plan.projects) or tuple(history)
+        refs = tuple(plan.entities) or tuple(history)
         if not refs:
             raise AgentError("the history names no project, so there is nothing to forecast")
         conversation = Conversation(
@@ -304,7 +304,7 @@ class ToolForecaster:
         )
         # A store without a fitted model is the user's to fix, not the LLM's to retry.
         _ = self.tool.model
-        results: dict[ProjectRef, dict[Month, ForecastPoint]] = {}
+        results: dict[EntityRef, dict[Month, ForecastPoint]] = {}
         failures = 0
         # One call per project, the final answer, and the retries: no endless tool loops.
         for iteration in range(1, len(refs) + self.retries + 2):
@@ -332,15 +332,13 @@ class ToolForecaster:
             if not missing:
                 break  # the final "<Future Price>: ..." reply
             failures += 1
-            self.session.retry(
-                self.name, f"no tool call for {[r.project for r in missing]}", failures
-            )
+            self.session.retry(self.name, f"no tool call for {[r.name for r in missing]}", failures)
             if failures > self.retries:
                 break
             conversation.add(
                 ChatMessage.user(
                     f"Call {TOOL_NAME} with the 24 values of "
-                    + ", ".join(r.project for r in missing)
+                    + ", ".join(r.name for r in missing)
                     + " before answering."
                 )
             )
@@ -348,7 +346,7 @@ class ToolForecaster:
         if missing:
             raise AgentError(
                 f"the Forecaster made no valid {TOOL_NAME} call for "
-                f"{', '.join(r.project for r in missing)} after {failures} failed attempt(s); "
+                f"{', '.join(r.name for r in missing)} after {failures} failed attempt(s); "
                 "see the trace (`foretab ask ... --json`) for the tool errors"
             )
         with_bounds = all(p.lo is not None for pts in results.values() for p in pts.values())

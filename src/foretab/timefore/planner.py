@@ -32,7 +32,7 @@ def open_plan(question: str, planner: Planner, refused: QuestionError) -> Plan:
     """The linked projects and the Forecaster's horizon; the agents do the rest."""
     reference = planner.reference  # type: ignore[attr-defined]
     index = getattr(planner, "index", None)
-    projects = index.link(question).projects if index is not None else ()
+    projects = index.link(question).entities if index is not None else ()
     if not projects:
         raise QuestionError(
             f"{refused.message}; the LLM agents also need a project named as in the catalog "
@@ -42,7 +42,7 @@ def open_plan(question: str, planner: Planner, refused: QuestionError) -> Plan:
     return Plan(
         question=question,
         reference_month=reference,
-        projects=tuple(projects),
+        entities=tuple(projects),
         window=TimeWindow(reference + 1, reference + HORIZON, OPEN_EXPRESSION),
         aggregate=Aggregate.EACH,
         task=Task.FORECAST,

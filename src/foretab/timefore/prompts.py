@@ -14,7 +14,7 @@ from importlib import resources
 from string import Template
 
 from foretab.analyze.answer import current_price
-from foretab.core.plan import Plan, ProjectRef
+from foretab.core.plan import EntityRef, Plan
 from foretab.core.series import Forecast, History
 from foretab.months import Month
 from foretab.timefore.examples import Example
@@ -55,7 +55,7 @@ def _num(value: float) -> float:
 
 
 def series_rows(
-    series: Mapping[ProjectRef, Mapping[Month, float]], refs: Sequence[ProjectRef]
+    series: Mapping[EntityRef, Mapping[Month, float]], refs: Sequence[EntityRef]
 ) -> str:
     """``[['January 2021', 123.4], ...]``, with the project name first for several projects."""
     many = len(refs) > 1
@@ -63,21 +63,21 @@ def series_rows(
     for ref in refs:
         for month in sorted(series.get(ref, {})):
             value = _num(series[ref][month])
-            rows.append([ref.project, month.label, value] if many else [month.label, value])
+            rows.append([ref.name, month.label, value] if many else [month.label, value])
     return repr(rows)
 
 
-def history_rows(history: History | None, refs: Sequence[ProjectRef]) -> str:
+def history_rows(history: History | None, refs: Sequence[EntityRef]) -> str:
     """The history as the prompts show it."""
     return series_rows(history.series if history else {}, refs)
 
 
-def future_rows(forecast: Forecast | None, refs: Sequence[ProjectRef]) -> str:
+def future_rows(forecast: Forecast | None, refs: Sequence[EntityRef]) -> str:
     """The forecast (point values) as the prompts show it."""
     return series_rows(forecast.values() if forecast else {}, refs)
 
 
-def current_rows(plan: Plan, history: History, refs: Sequence[ProjectRef]) -> str:
+def current_rows(plan: Plan, history: History, refs: Sequence[EntityRef]) -> str:
     """The current price of each project (R, else its latest month before R)."""
     many = len(refs) > 1
     rows: list[list[object]] = []
@@ -88,7 +88,7 @@ def current_rows(plan: Plan, history: History, refs: Sequence[ProjectRef]) -> st
             continue
         month = max(before)
         value = _num(current_price(plan, ref, history.series))
-        rows.append([ref.project, month.label, value] if many else [month.label, value])
+        rows.append([ref.name, month.label, value] if many else [month.label, value])
     return repr(rows)
 
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 
 from foretab.core.catalog import Retrieval
-from foretab.core.plan import Plan, ProjectRef
+from foretab.core.plan import EntityRef, Plan
 from foretab.core.series import History
 from foretab.core.stages import HistoryRead
 from foretab.errors import ForetabError, QueryError
@@ -51,28 +51,28 @@ _ARG_NAMES = ("sql_statement", "sql", "query", "statement")
 class ProjectResolver:
     """Which catalog project a row's ``project_name`` is, for questions the rules did not plan."""
 
-    def __init__(self, projects: Sequence[ProjectRef]) -> None:
+    def __init__(self, projects: Sequence[EntityRef]) -> None:
         self._by_place: dict[tuple[str, str], set[str]] = {}
         for ref in projects:
-            self._by_place.setdefault((ref.city, ref.district), set()).add(ref.project)
+            self._by_place.setdefault((ref.outer, ref.inner), set()).add(ref.name)
 
     def history(self, result: QueryResult, plan: Plan, retrieval: Retrieval) -> History:
         """The rows as a ``History``: the plan's projects, else those of the read tables."""
-        if plan.projects:
-            return rows_to_history(result, plan.projects)
+        if plan.entities:
+            return rows_to_history(result, plan.entities)
         columns = [c.lower() for c in result.columns]
         if "project_name" not in columns:
             return rows_to_history(result, ())  # raises the column error
         at = columns.index("project_name")
         names = list(dict.fromkeys(str(row[at]) for row in result.rows))
-        places = list(dict.fromkeys((t.city, t.district) for t in retrieval.tables))
+        places = list(dict.fromkeys((t.outer, t.inner) for t in retrieval.tables))
         refs = [
-            ProjectRef(city, district, name)
+            EntityRef(city, district, name)
             for name in names
             for city, district in places
             if name in self._by_place.get((city, district), ())
         ]
-        unknown = [n for n in names if all(r.project != n for r in refs)]
+        unknown = [n for n in names if all(r.name != n for r in refs)]
         if unknown:
             raise QueryError(
                 f"the query returned rows for {unknown[0]!r}, which is not a project of the "

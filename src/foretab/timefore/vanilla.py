@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from foretab.core.catalog import CaptionMatch, CatalogEntry, Retrieval
-from foretab.core.plan import Plan, ProjectRef
+from foretab.core.plan import EntityRef, Plan
 from foretab.core.series import Forecast, History
 from foretab.core.stages import Analysis, HistoryRead
 from foretab.llm import ChatMessage
@@ -49,8 +49,7 @@ class BM25Captions:
         tables = [
             e
             for e in self.catalog
-            if (e.city, e.district) == (top.city, top.district)
-            and first.year <= e.year <= last.year
+            if (e.outer, e.inner) == (top.outer, top.inner) and first.year <= e.year <= last.year
         ]
         return Retrieval(tuple(CaptionMatch(e.caption, "bm25", e) for e in tables))
 
@@ -60,19 +59,19 @@ class MentionedProjectsReader:
 
     name = "vanilla.read"
 
-    def __init__(self, guard: GuardedExecutor, projects: Sequence[ProjectRef]) -> None:
+    def __init__(self, guard: GuardedExecutor, projects: Sequence[EntityRef]) -> None:
         self.reader = GuardedHistoryReader(guard)
         self.projects = list(projects)
 
     def read(self, plan: Plan, retrieval: Retrieval) -> HistoryRead:
-        if not plan.projects:
-            places = {(t.city, t.district) for t in retrieval.tables}
+        if not plan.entities:
+            places = {(t.outer, t.inner) for t in retrieval.tables}
             words = " ".join(tokenize(plan.question))
             named = tuple(
                 ref
                 for ref in self.projects
-                if (ref.city, ref.district) in places
-                and f" {' '.join(tokenize(ref.project))} " in f" {words} "
+                if (ref.outer, ref.inner) in places
+                and f" {' '.join(tokenize(ref.name))} " in f" {words} "
             )
             if not named:
                 raise AgentError(
@@ -113,7 +112,7 @@ class VanillaAnalyzer:
 
     def analyze(self, plan: Plan, history: History, forecast: Forecast) -> Analysis:
         del forecast
-        refs = plan.projects or tuple(history)
+        refs = plan.entities or tuple(history)
         blocks = []
         for e in self.examples:
             future = f"\n(the actual future prices were {future_rows(e.forecast, e.projects)})"

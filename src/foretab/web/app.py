@@ -195,14 +195,14 @@ def _add_api(app: FastAPI, pool: EnginePool) -> None:
                 TableDoc(
                     name=e.table_name,
                     caption=e.caption,
-                    city=e.city,
-                    district=e.district,
+                    city=e.outer,
+                    district=e.inner,
                     year=e.year,
                     rows=e.rows,
                 )
                 for e in pool.catalog
-                if (city is None or e.city.lower() == city.strip().lower())
-                and (district is None or e.district.lower() == district.strip().lower())
+                if (city is None or e.outer.lower() == city.strip().lower())
+                and (district is None or e.inner.lower() == district.strip().lower())
             ]
         )
 
@@ -219,9 +219,9 @@ def _add_api(app: FastAPI, pool: EnginePool) -> None:
         return ProjectsDoc(
             projects=[
                 ProjectDoc(
-                    city=p.city,
-                    district=p.district,
-                    project=p.project,
+                    city=p.outer,
+                    district=p.inner,
+                    project=p.name,
                     first_month=p.first_month.iso,
                     last_month=p.last_month.iso,
                     months=p.n_months,

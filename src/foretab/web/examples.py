@@ -9,32 +9,32 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from foretab.core.catalog import ProjectEntry
+from foretab.core.catalog import EntityEntry
 from foretab.errors import ForetabError
 from foretab.months import Month
 
 
-def candidate_questions(projects: Sequence[ProjectEntry], reference: Month) -> list[str]:
+def candidate_questions(projects: Sequence[EntityEntry], reference: Month) -> list[str]:
     """One question per kind: forecast, monthly forecast, comparison, scope, history, Chinese."""
     recent = [p for p in projects if p.last_month == reference and p.n_months >= 12]
-    groups: dict[tuple[str, str], list[ProjectEntry]] = {}
+    groups: dict[tuple[str, str], list[EntityEntry]] = {}
     for p in recent:
-        groups.setdefault((p.city, p.district), []).append(p)
+        groups.setdefault((p.outer, p.inner), []).append(p)
     if not groups:
         return []
     (city, district), group = max(groups.items(), key=lambda kv: (len(kv[1]), kv[0]))
     a, b = (group + group)[:2]
     place = f"{district}, {city}"
     questions = [
-        f"What will the monthly prices of {a.project} in {place} be in the next six months?",
-        f"Which of {a.project} or {b.project} in {place} will see a bigger price increase next year?",
-        f"What will the price of {b.project} in {place} be next month?",
+        f"What will the monthly prices of {a.name} in {place} be in the next six months?",
+        f"Which of {a.name} or {b.name} in {place} will see a bigger price increase next year?",
+        f"What will the price of {b.name} in {place} be next month?",
         f"Which project in {place} will be the most expensive next month?",
-        f"What was the highest price of {a.project} in {place} in {reference.year}?",
+        f"What was the highest price of {a.name} in {place} in {reference.year}?",
     ]
-    chinese = next((p for p in recent if p.aliases and p.district_aliases and p.city_aliases), None)
+    chinese = next((p for p in recent if p.aliases and p.inner_aliases and p.outer_aliases), None)
     if chinese is not None:
-        city_zh, district_zh = chinese.city_aliases[0], chinese.district_aliases[0]
+        city_zh, district_zh = chinese.outer_aliases[0], chinese.inner_aliases[0]
         questions += [
             f"{city_zh}{district_zh}{chinese.aliases[0]}未来六个月每个月的价格分别是多少？",
             f"{city_zh}{district_zh}下个月哪个项目最贵？",
@@ -43,7 +43,7 @@ def candidate_questions(projects: Sequence[ProjectEntry], reference: Month) -> l
 
 
 def example_questions(
-    projects: Sequence[ProjectEntry], reference: Month, plans: Callable[[str], object]
+    projects: Sequence[EntityEntry], reference: Month, plans: Callable[[str], object]
 ) -> list[str]:
     """The candidates that ``plans`` (the engine's planner) accepts."""
     kept = []

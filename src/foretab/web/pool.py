@@ -32,7 +32,7 @@ import anyio
 import anyio.to_thread
 
 from foretab.core.answer import Answer
-from foretab.core.catalog import CatalogEntry, ProjectEntry
+from foretab.core.catalog import CatalogEntry, EntityEntry
 from foretab.engine import Engine
 from foretab.errors import ForetabError
 from foretab.future import FutureMode
@@ -124,7 +124,7 @@ class EnginePool:
         self._idle = {("rules", self.default): [warm]}
         # Catalog and projects are read once per generation and cached: shared read-only.
         self.catalog: tuple[CatalogEntry, ...] = tuple(warm.store.catalog())
-        self.projects: tuple[ProjectEntry, ...] = tuple(warm.store.projects())
+        self.projects: tuple[EntityEntry, ...] = tuple(warm.store.entities())
         self.reference: Month = warm.reference
         self.generation: str | None = warm.store.generation
 
@@ -172,7 +172,7 @@ class EnginePool:
             self._reloading.release()
 
     def examples(
-        self, pick: Callable[[tuple[ProjectEntry, ...], Month, Callable[[str], object]], list[str]]
+        self, pick: Callable[[tuple[EntityEntry, ...], Month, Callable[[str], object]], list[str]]
     ) -> list[str]:
         """Example questions chosen by ``pick``, checked with the warm engine's planner."""
         return pick(self.projects, self.reference, self._warm.planner.plan)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 
-from foretab.core.catalog import ProjectEntry
+from foretab.core.catalog import EntityEntry
 
 
 def _fold(text: str) -> str:
@@ -14,12 +14,12 @@ def _fold(text: str) -> str:
 
 
 def search_projects(
-    projects: Sequence[ProjectEntry],
+    projects: Sequence[EntityEntry],
     q: str,
     *,
     city: str | None = None,
     district: str | None = None,
-) -> list[ProjectEntry]:
+) -> list[EntityEntry]:
     """Projects (catalog order) whose names contain every word of ``q``.
 
     Names are the project's, district's and city's, English or Chinese; ``city`` and
@@ -30,16 +30,14 @@ def search_projects(
     district_f = _fold(district.strip()) if district else None
     found = []
     for p in projects:
-        if city_f is not None and city_f not in {_fold(p.city), *map(_fold, p.city_aliases)}:
+        if city_f is not None and city_f not in {_fold(p.outer), *map(_fold, p.outer_aliases)}:
             continue
         if district_f is not None and district_f not in {
-            _fold(p.district),
-            *map(_fold, p.district_aliases),
+            _fold(p.inner),
+            *map(_fold, p.inner_aliases),
         }:
             continue
-        names = " ".join(
-            (p.project, p.district, p.city, *p.aliases, *p.district_aliases, *p.city_aliases)
-        )
+        names = " ".join((p.name, p.inner, p.outer, *p.aliases, *p.inner_aliases, *p.outer_aliases))
         haystack = _fold(names)
         if all(w in haystack for w in words):
             found.append(p)
