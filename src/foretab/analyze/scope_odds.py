@@ -2,15 +2,22 @@
 
 DESIGN §4, scope table; the scenarios are those of ``foretab.analyze.scenarios``.
 
-A scope's candidates are many (a city's hundreds of entities), so only those that can
-change the answer are drawn, and the proof is exact, not a heuristic: a scenario's target
-never leaves its bounds (``WindowTable.bounds``), so
+A scope's answer counts only the candidates with a value in the window, and many sell in
+some months only: each scenario keeps a candidate's forecast month with the share of the
+last 12 months in which it sold (``occurrence``), and a candidate keeping none has no
+value in that scenario (it is in no list and ranks last).
 
-* for "highest" / "top N", an entity whose highest possible target lies below the N-th
-  largest lowest possible target is out of the top N in every scenario (likewise for
-  "lowest" / "cheapest N");
-* for a range, an entity whose bounds lie inside (outside) it is in (out of) the list in
-  every scenario; only the ones straddling an end are drawn.
+A scope's candidates are many (a city's hundreds of entities), so only those that can
+change the answer are drawn. A scenario's value never leaves its bounds
+(``WindowTable.bounds``), so
+
+* for "highest" / "top N", an entity whose highest possible value lies below the lowest
+  possible values of candidates of which at least N sell is out of the top N; it is left
+  out when the chance that fewer than N of them sell is below ``PRUNE_TOLERANCE``
+  (likewise for "lowest" / "cheapest N");
+* for a range, an entity whose bounds lie outside it is out of the list in every
+  scenario, and one that surely sells with bounds inside is in it; only the others are
+  drawn.
 
 A scope's mean needs every candidate. To keep a question fast whatever the scope's
 size, the scenario count is cut so that about ``SCENARIO_CELLS`` (scenario, entity, month)
