@@ -191,11 +191,11 @@ def _mean_interval(
     intervals = []
     for row, scope in enumerate(scopes):
         sub = draws[:, [column[r] for r in scope.refs]]
-        sold = np.isfinite(sub)
+        valued = np.isfinite(sub)
         # The mean over the candidates that sell in each scenario (one that sells nothing
         # is no candidate); a scenario where none sells has no mean.
-        count = sold.sum(axis=1)
-        total = np.where(sold, sub, 0.0).sum(axis=1)
+        count = valued.sum(axis=1)
+        total = np.where(valued, sub, 0.0).sum(axis=1)
         means = total[count > 0] / count[count > 0]
         if not means.size:
             continue
@@ -210,8 +210,8 @@ def _mean_interval(
         text = text[:at] + insert + text[at + len(shown) :]
         cursor = at + len(insert)
     how = (
-        f"interval of the mean over {len(refs):,} candidates (each selling in a month as "
-        "often as in the last 12): quantiles of the mean in "
+        f"interval of the mean over {len(refs):,} candidates (each with a value in a month "
+        "as often as in the last 12): quantiles of the mean in "
         + _how(n, scenarios.SHARED_CORRELATION > 0)
     )
     return replace(point, text=text, intervals=tuple(intervals), uncertainty=how)
@@ -238,9 +238,9 @@ def _categorical(
     # The chance that each candidate sells in the window at all (some month kept).
     months = bounds_table.forecast.sum(axis=1)
     fixed = (bounds_table.present & ~bounds_table.forecast).any(axis=1)
-    sells = np.where(fixed, 1.0, 1.0 - (1.0 - every) ** months)
-    sure = {ref: bool(sells[i] >= 1.0) for i, ref in enumerate(bounds_table.refs)}
-    chance = {ref: float(sells[i]) for i, ref in enumerate(bounds_table.refs)}
+    valued = np.where(fixed, 1.0, 1.0 - (1.0 - every) ** months)
+    sure = {ref: bool(valued[i] >= 1.0) for i, ref in enumerate(bounds_table.refs)}
+    chance = {ref: float(valued[i]) for i, ref in enumerate(bounds_table.refs)}
     bound = {ref: (low[i], high[i]) for i, ref in enumerate(bounds_table.refs)}
     # Which candidates can change each scope's answer (the module docstring).
     live = [_live(query, s, bound, chance) for s in scopes]
@@ -295,11 +295,11 @@ def _live(
     query: ScopeQuery,
     scope: _Scope,
     bound: Mapping[EntityRef, tuple[float, float]],
-    sells: Mapping[EntityRef, float],
+    valued: Mapping[EntityRef, float],
 ) -> tuple[EntityRef, ...]:
     """The candidates of ``scope`` whose draws can change its answer.
 
-    ``sells``: the chance that the candidate sells in the window at all. For a range,
+    ``valued``: the chance that the candidate sells in the window at all. For a range,
     only one that surely sells and whose bounds lie inside is surely listed. For the top
     N, a candidate is left out when, with probability below ``PRUNE_TOLERANCE``, fewer
     than N of the candidates whose lowest possible value beats its highest sell: the
@@ -307,7 +307,7 @@ def _live(
     """
     low = np.asarray([bound[r][0] for r in scope.refs])
     high = np.asarray([bound[r][1] for r in scope.refs])
-    chance = np.asarray([sells[r] for r in scope.refs])
+    chance = np.asarray([valued[r] for r in scope.refs])
     certain = chance >= 1.0
     if query.op is ScopeOp.FILTER:
         sure_in = _inside(query.low, query.high, low) & _inside(query.low, query.high, high)
