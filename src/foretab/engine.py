@@ -96,14 +96,14 @@ class Engine:
         self.db = db
         self.store = open_history(db)
         try:
-            projects = self.store.entities()
+            entities = self.store.entities()
             self.reference: Month = self.store.reference_month or max(
-                p.last_month for p in projects
+                p.last_month for p in entities
             )
             #: the corpus schema stored with the store: entity levels, measures, table names
             self.schema = self.store.schema
             self.lexicon = Lexicon.of(self.schema)
-            self.index = EntityIndex(projects, self.lexicon.zh_words, self.schema.leaf.name)
+            self.index = EntityIndex(entities, self.lexicon.zh_words, self.schema.leaf.name)
             # The store itself: the guard reads the generation the store opened.
             self.guard = GuardedExecutor(self.store, max_rows=max_rows, timeout_s=timeout_s)
         except BaseException:

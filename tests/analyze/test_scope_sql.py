@@ -114,7 +114,7 @@ QUERIES = [
     ScopeQuery(ScopeOp.PICK, Metric.UNITS, H, Metric.UNITS),
     ScopeQuery(ScopeOp.TOP, extreme=H, n=3),
     ScopeQuery(ScopeOp.TOP, extreme=L, n=5),
-    ScopeQuery(ScopeOp.TOP, Metric.PRICE, H, Metric.UNITS, n=4),
+    ScopeQuery(ScopeOp.TOP, Metric.VALUE, H, Metric.UNITS, n=4),
     ScopeQuery(ScopeOp.TOP, Metric.UNITS, H, Metric.UNITS, n=40),
     ScopeQuery(ScopeOp.FILTER, low=20000.01, high=25000.50),
     ScopeQuery(ScopeOp.FILTER, low=25000.51),

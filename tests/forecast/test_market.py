@@ -63,13 +63,13 @@ def test_trend_features_follow_the_district() -> None:
     static, seasonal, names = market_features(
         market, market.members(places, n), np.full(n, 29), panel[:, -1], 12
     )
-    trend = static[:, names.index("district_trend6")]
+    trend = static[:, names.index("inner_trend6")]
     assert np.nanmean(trend[::2]) > 0.08 and np.nanmean(trend[1::2]) < -0.04
     assert seasonal.shape == (n, 12, 3)
     unknown, _, _ = market_features(
         market, market.members(None, n), np.full(n, 29), panel[:, -1], 1
     )
-    assert np.isnan(unknown[:, names.index("district_trend6")]).all()
+    assert np.isnan(unknown[:, names.index("inner_trend6")]).all()
     assert np.isfinite(unknown[:, names.index("all_trend6")]).all()
 
 

@@ -127,7 +127,7 @@ def test_phrasings_found_by_probing(corpus_index: EntityIndex) -> None:
     plan = parse_question("Tell me the cheapest development in Caidian, Wuhan as of November 2021.", corpus_index, R)  # fmt: skip
     assert plan.scope is not None and plan.scope.op is ScopeOp.PICK
     plan = parse_question("How much Luoke Gongyuan in Huqiu, Suzhou sold for in June 2021?", corpus_index, R)  # fmt: skip
-    assert plan.metric is Metric.PRICE
+    assert plan.metric is Metric.VALUE
     plan = parse_question("Will Jiulong Cangtian Hao in Xiangcheng, Suzhou hit 30000 by June 2022?", corpus_index, R)  # fmt: skip
     assert plan.threshold is not None and plan.threshold.above and plan.task is Task.REASONING
     with pytest.raises(QuestionError, match="floor area"):

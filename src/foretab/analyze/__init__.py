@@ -1,5 +1,5 @@
 """Analyzer: a Plan plus history and future prices → the answer (DESIGN §4)."""
 
-from foretab.analyze.answer import Analysis, RuleAnalyzer, analyze, current_price
+from foretab.analyze.answer import Analysis, RuleAnalyzer, analyze, current_value
 
-__all__ = ["Analysis", "RuleAnalyzer", "analyze", "current_price"]
+__all__ = ["Analysis", "RuleAnalyzer", "analyze", "current_value"]

@@ -60,9 +60,7 @@ from foretab.errors import QuestionError
 from foretab.months import Month
 
 Cell = str | float
-__all__ = ["Analysis", "RuleAnalyzer", "analyze", "current_price"]
-
-current_price = current_value
+__all__ = ["Analysis", "RuleAnalyzer", "analyze", "current_value"]
 
 
 def _fmt(value: float) -> str:
@@ -123,7 +121,7 @@ def analyze(
     if plan.scopes:
         return with_assumption(plan, analyze_scope(plan, history, future, units or {}, scopes))
     if not plan.entities:
-        raise QuestionError("the plan names no project")
+        raise QuestionError(f"the plan names no {plan.wording.entity}")
     if plan.which_month is not None:
         result = _which_month(plan, history, future)
     elif plan.threshold is not None:
@@ -271,7 +269,9 @@ def _reasoning(
 ) -> Analysis:
     zh = plan.language is Language.ZH
     if plan.aggregate is Aggregate.EACH:
-        raise QuestionError("a comparison needs one target per project, not one per month")
+        raise QuestionError(
+            f"a comparison needs one target per {plan.wording.entity}, not one per month"
+        )
     what, when = _what(plan), window_text(plan)
     comparison = plan.comparison
     if comparison in (Comparison.HIGHEST, Comparison.LOWEST):

@@ -77,7 +77,7 @@ def decide(
         return point
     if plan.scopes:
         return decide_scope(plan, history, forecast, point, rule)
-    if plan.metric is not Metric.PRICE:
+    if plan.metric is not Metric.VALUE:
         return point  # units are known for past months only (the planner refuses the rest)
     if plan.change is not None:
         return point if plan.is_past else with_change_intervals(plan, history, forecast, point)

@@ -50,12 +50,12 @@ def scope_values(
 
 def analyze_scope(
     plan: Plan,
-    prices: Mapping[EntityRef, Series],
+    observed: Mapping[EntityRef, Series],
     future: Mapping[EntityRef, Series],
     units: Mapping[EntityRef, Series],
     computed: Sequence[ScopeOutcome] = (),
 ) -> Analysis:
-    """One answer item per scope, in question order (``prices`` holds the plan's metric).
+    """One answer item per scope, in question order (``observed`` holds the plan's metric).
 
     ``computed``: the outcomes the reader's SQL computed (``foretab.sql.scope``, past
     windows); without them — a future window, or a reader that returned rows (golden
@@ -69,11 +69,11 @@ def analyze_scope(
     if computed and len(computed) != len(plan.scopes):
         raise QuestionError(
             f"the scope query answered {len(computed)} of {len(plan.scopes)} scopes; "
-            "ask about one district at a time"
+            f"ask about one {(plan.wording.groups or ('scope',))[0]} at a time"
         )
     for i, scope in enumerate(plan.scopes):
         where = scope.name_zh if zh and scope.name_zh else scope.label
-        outcome = computed[i] if computed else scope_outcome(plan, scope, prices, future, units)
+        outcome = computed[i] if computed else scope_outcome(plan, scope, observed, future, units)
         if query.op is ScopeOp.COUNT:
             n = int(outcome.value or 0)
             answer.append([float(n)])
@@ -81,7 +81,8 @@ def analyze_scope(
             continue
         if not outcome.candidates:
             raise QuestionError(
-                f"no project in {scope.label} has a {query.metric.value} value "
+                f"no {plan.wording.entity} in {scope.label} has a "
+                f"{plan.wording.metric_name(query.metric)} value "
                 f"{window_text(plan)}; ask about months with sales"
             )
         if query.op in (ScopeOp.MEAN, ScopeOp.TOTAL):
@@ -109,14 +110,14 @@ def analyze_scope(
 def scope_outcome(
     plan: Plan,
     scope: ScopeRef,
-    prices: Mapping[EntityRef, Series],
+    observed: Mapping[EntityRef, Series],
     future: Mapping[EntityRef, Series],
     units: Mapping[EntityRef, Series],
 ) -> ScopeOutcome:
     """One scope's outcome computed from the series (the rules ``foretab.sql.scope`` runs)."""
     query = plan.scope
     assert query is not None
-    by_metric = {Metric.PRICE: (prices, future), Metric.UNITS: (units, {})}
+    by_metric = {Metric.VALUE: (observed, future), Metric.UNITS: (units, {})}
 
     def values(metric: Metric) -> list[tuple[EntityRef, float]]:
         return scope_values(plan, scope, metric, *by_metric[metric])
@@ -161,15 +162,17 @@ def _ranked(
 def _what(plan: Plan) -> str:
     query = plan.scope
     assert query is not None
-    unit = "units sold" if query.metric is Metric.UNITS else "price"
+    words = plan.wording
+    unit = words.summed if query.metric is Metric.UNITS else words.value
+    value, summed, many = words.value, words.summed, words.entities
     return {
-        ScopeOp.PICK: f"The {query.extreme.value} {unit} project",
-        ScopeOp.TOP: f"The top {query.n} by {query.rank_by.value}"
+        ScopeOp.PICK: f"The {query.extreme.value} {unit} {words.entity}",
+        ScopeOp.TOP: f"The top {query.n} by {words.metric_name(query.rank_by)}"
         + (" (ascending)" if query.extreme is Extreme.LOWEST else ""),
-        ScopeOp.FILTER: "Projects in the price range",
-        ScopeOp.TOP_THEN_PICK: f"Among the top {query.n} by units, the {query.extreme.value} price",
-        ScopeOp.FILTER_THEN_PICK: f"In the price range, the {query.extreme.value} units sold",
-        ScopeOp.MEAN: "The mean price of the projects",
-        ScopeOp.TOTAL: "Total units sold",
-        ScopeOp.COUNT: "Projects with sales",
+        ScopeOp.FILTER: f"{many.capitalize()} in the {value} range",
+        ScopeOp.TOP_THEN_PICK: f"Among the top {query.n} by units, the {query.extreme.value} {value}",
+        ScopeOp.FILTER_THEN_PICK: f"In the {value} range, the {query.extreme.value} {summed}",
+        ScopeOp.MEAN: f"The mean {value} of the {many}",
+        ScopeOp.TOTAL: f"Total {summed}",
+        ScopeOp.COUNT: f"{many.capitalize()} with sales",
     }[query.op]

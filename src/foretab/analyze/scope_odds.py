@@ -86,7 +86,7 @@ def decide_scope(
     """``point`` (the scope answer on point forecasts) with its probability or interval."""
     query = plan.scope
     assert query is not None
-    if plan.is_past or query.metric is not Metric.PRICE or query.rank_by is not Metric.PRICE:
+    if plan.is_past or query.metric is not Metric.VALUE or query.rank_by is not Metric.VALUE:
         return point  # past windows are exact; units are never forecast
     scopes = _scopes(plan, history, forecast)
     refs = sorted({ref for s in scopes for ref in s.refs})
@@ -106,7 +106,7 @@ def _scopes(plan: Plan, history: History, forecast: Forecast) -> list[_Scope]:
     future = forecast.values()
     out = []
     for scope in plan.scopes:
-        values = scope_values(plan, scope, Metric.PRICE, history.series, future)
+        values = scope_values(plan, scope, Metric.VALUE, history.series, future)
         refs = tuple(ref for ref, _ in values)
         points = np.asarray([v for _, v in values], dtype=float)
         if query.op is ScopeOp.FILTER:

@@ -23,7 +23,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from foretab.bench.templates import WindowKind, adverbial
-from foretab.core.plan import Aggregate, ChangeMeasure, Extreme, Language, Metric, ScopeOp, Task
+from foretab.core.plan import (
+    Aggregate,
+    ChangeMeasure,
+    Extreme,
+    Language,
+    Metric,
+    ScopeOp,
+    Task,
+    default_wording,
+)
 from foretab.months import Month
 
 F, R, H = Task.FORECAST, Task.REASONING, Task.HISTORY
@@ -52,7 +61,7 @@ class FamilyTemplate:
     phrasings: tuple[str, ...]
     op: ScopeOp | None = None  # scope questions
     extreme: Extreme = HI
-    metric: Metric = Metric.PRICE
+    metric: Metric = Metric.VALUE
     n: int = 1
     above: bool | None = None  # threshold questions
     which_month: Extreme | None = None
@@ -73,7 +82,7 @@ class FamilyTemplate:
             "window": self.window.value,
             "scope_op": self.op.value if self.op else None,
             "extreme": self.extreme.value,
-            "metric": self.metric.value,
+            "metric": default_wording().metric_name(self.metric),
             "n": self.n,
             "threshold": None if self.above is None else ("above" if self.above else "below"),
             "which_month": self.which_month.value if self.which_month else None,

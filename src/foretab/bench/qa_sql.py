@@ -111,7 +111,7 @@ def answer_sql(
     target_tables: Sequence[str],
     window_first: Month,
     window_last: Month,
-    metric: Metric = Metric.PRICE,
+    metric: Metric = Metric.VALUE,
     change: ChangeMeasure | None = None,
     which_month: Extreme | None = None,
 ) -> str:

@@ -32,7 +32,15 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from foretab.core.plan import Aggregate, ChangeMeasure, Comparison, Extreme, Metric, Task
+from foretab.core.plan import (
+    Aggregate,
+    ChangeMeasure,
+    Comparison,
+    Extreme,
+    Metric,
+    Task,
+    default_wording,
+)
 
 
 class WindowKind(StrEnum):
@@ -57,7 +65,7 @@ class Template:
     phrasings: tuple[str, ...]
     comparison: Comparison = Comparison.NONE
     measure: ChangeMeasure = ChangeMeasure.ABSOLUTE
-    metric: Metric = Metric.PRICE
+    metric: Metric = Metric.VALUE
     change: ChangeMeasure | None = None  # a numeric change (DESIGN §4)
     which_month: Extreme | None = None
 
@@ -70,7 +78,7 @@ class Template:
             "aggregate": self.aggregate.value,
             "comparison": self.comparison.value,
             "measure": self.measure.value,
-            "metric": self.metric.value,
+            "metric": default_wording().metric_name(self.metric),
             "change": self.change.value if self.change else None,
             "which_month": self.which_month.value if self.which_month else None,
             "window": self.window.value,

@@ -22,26 +22,26 @@ def place_filter(
     index: EntityIndex, city: str | None, district: str | None
 ) -> Callable[[str, str], bool]:
     """A predicate over (city, district) for ``--city`` / ``--district`` short forms."""
-    cities: set[str] | None = None
+    outers: set[str] | None = None
     districts: set[tuple[str, str]] | None = None
     if city:
         found, _ = index.places_named(city)
         if not found:
             raise QuestionError(
-                f"unknown city {city!r}; the store's cities are {', '.join(sorted(index.cities))}"
+                f"unknown city {city!r}; the store's cities are {', '.join(sorted(index.outers))}"
             )
-        cities = set(found)
+        outers = set(found)
     if district:
         _, found_d = index.places_named(district)
-        if cities is not None:
-            found_d = [d for d in found_d if d[0] in cities]
+        if outers is not None:
+            found_d = [d for d in found_d if d[0] in outers]
         if not found_d:
             raise QuestionError(
                 f"unknown district {district!r}; `foretab tables --db DB` lists the districts"
             )
         districts = set(found_d)
     return lambda c, d: (
-        (cities is None or c in cities) and (districts is None or (c, d) in districts)
+        (outers is None or c in outers) and (districts is None or (c, d) in districts)
     )
 
 

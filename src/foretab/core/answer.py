@@ -113,7 +113,7 @@ def plan_doc(plan: Plan) -> PlanDoc:
     scope = plan.scope
     return PlanDoc(
         reference_month=plan.reference_month.iso,
-        projects=[_entity(p) for p in plan.entities],
+        entities=[_entity(p) for p in plan.entities],
         window=WindowDoc(
             first=plan.window.first.iso,
             last=plan.window.last.iso,
@@ -124,18 +124,18 @@ def plan_doc(plan: Plan) -> PlanDoc:
         task=plan.task.value,
         comparison=plan.comparison.value,
         measure=plan.measure.value,
-        metric=plan.metric.value,
+        metric=plan.wording.metric_name(plan.metric),
         change=plan.change.value if plan.change else None,
         which_month=plan.which_month.value if plan.which_month else None,
         threshold=ThresholdDoc(above=plan.threshold.above, value=plan.threshold.value)
         if plan.threshold
         else None,
-        scopes=[ScopeDoc(city=s.outer, district=s.inner) for s in plan.scopes],
+        scopes=[ScopeDoc(outer=s.outer, inner=s.inner) for s in plan.scopes],
         scope=ScopeQueryDoc(
             op=scope.op.value,
-            metric=scope.metric.value,
+            metric=plan.wording.metric_name(scope.metric),
             extreme=scope.extreme.value,
-            rank_by=scope.rank_by.value,
+            rank_by=plan.wording.metric_name(scope.rank_by),
             n=scope.n,
             low=scope.low,
             high=scope.high,
@@ -148,7 +148,7 @@ def plan_doc(plan: Plan) -> PlanDoc:
 
 
 def _entity(ref: Any) -> EntityDoc:
-    return EntityDoc(city=ref.outer, district=ref.inner, project=ref.name)
+    return EntityDoc(outer=ref.outer, inner=ref.inner, name=ref.name)
 
 
 def _captions(step: RetrieveStep | None) -> list[CaptionDoc]:

@@ -56,7 +56,7 @@ class ChangeMeasure(StrEnum):
 class Metric(StrEnum):
     """The column a question is about: the average price or the units sold."""
 
-    PRICE = "price"
+    VALUE = "value"  # the primary measure (named by the schema, e.g. price)
     UNITS = "units"
 
 
@@ -129,9 +129,9 @@ class ScopeQuery:
     """
 
     op: ScopeOp
-    metric: Metric = Metric.PRICE
+    metric: Metric = Metric.VALUE
     extreme: Extreme = Extreme.HIGHEST
-    rank_by: Metric = Metric.PRICE
+    rank_by: Metric = Metric.VALUE
     n: int = 1
     low: float | None = None
     high: float | None = None
@@ -195,6 +195,11 @@ class Wording:
     summed_zh: str
     unit: str = ""
     interval_decimals: int = 0
+    # The leaf level's name and plural, and the group levels' names, innermost first
+    # (e.g. project / projects and district, city): for messages.
+    entity: str = ""
+    entities: str = ""
+    groups: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, schema: CorpusSchema) -> Wording:
@@ -208,7 +213,20 @@ class Wording:
             summed_zh=(summed.name_zh or summed.name) if summed else "",
             unit=primary.unit,
             interval_decimals=primary.decimals if primary.decimals is not None else 0,
+            entity=schema.leaf.name,
+            entities=schema.leaf.plural_name,
+            groups=tuple(level.name for level in reversed(schema.groups)),
         )
+
+    def metric_name(self, metric: Metric) -> str:
+        """The plan JSON's name of a metric: the primary measure's name, or ``units``."""
+        return self.value if metric is Metric.VALUE else metric.value
+
+    @property
+    def named_levels(self) -> str:
+        """Every level, leaf first: ``project, district or city``."""
+        names = [self.entity, *self.groups]
+        return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
     @property
     def value_label(self) -> str:
@@ -234,7 +252,7 @@ class Plan:
     task: Task
     comparison: Comparison = Comparison.NONE
     measure: ChangeMeasure = ChangeMeasure.ABSOLUTE
-    metric: Metric = Metric.PRICE
+    metric: Metric = Metric.VALUE
     # A numeric change ("how much will it rise", "by what percentage"): target − current
     # for a future window, last − first month with a value for a past one.
     change: ChangeMeasure | None = None
@@ -276,29 +294,31 @@ class Plan:
 
 def _problems(plan: Plan) -> list[str]:
     out: list[str] = []
+    words = plan.wording
+    one, many = words.entity, words.entities
     if bool(plan.scopes) != (plan.scope is not None):
         out.append("a scope question needs both its scopes and what to compute over them")
     if plan.scopes and plan.comparison is not Comparison.NONE:
-        out.append("a scope question cannot also compare named projects")
+        out.append(f"a scope question cannot also compare named {many}")
     if not plan.scopes and not plan.entities:
-        out.append("it names no project, district or city")
+        out.append(f"it names no {words.named_levels}")
     if plan.metric is Metric.UNITS and plan.needs_forecast:
         out.append(
-            "units sold are known for past months only (the forecaster predicts prices); "
-            f"ask about months up to {plan.reference_month.label}"
+            f"{words.summed} are known for past months only (the forecaster predicts "
+            f"{words.value}s); ask about months up to {plan.reference_month.label}"
         )
     if plan.scope is not None and plan.scope.op is ScopeOp.TOP_THEN_PICK and plan.needs_forecast:
-        out.append("ranking by units sold needs past months; ask about a past month")
+        out.append(f"ranking by {words.summed} needs past months; ask about a past month")
     if plan.scope is not None and plan.scope.rank_by is Metric.UNITS and plan.needs_forecast:
-        out.append("ranking by units sold needs past months; ask about a past month")
+        out.append(f"ranking by {words.summed} needs past months; ask about a past month")
     if plan.scope is not None and plan.scope.op is ScopeOp.COUNT and plan.needs_forecast:
-        out.append("how many projects will have sales cannot be forecast; ask about past months")
+        out.append(f"how many {many} will have sales cannot be forecast; ask about past months")
     if plan.which_month is not None and (
         plan.comparison is not Comparison.NONE or len(plan.window.months) < 2
     ):
-        out.append("'which month' needs a window of several months and one project")
+        out.append(f"'which month' needs a window of several months and one {one}")
     if plan.threshold is not None and len(plan.entities) != 1:
-        out.append("'above / below a value' is asked of one project")
+        out.append(f"'above / below a value' is asked of one {one}")
     if plan.change is not None and plan.aggregate is Aggregate.EACH:
         out.append("a change needs one value, not one per month")
     if plan.change is not None and plan.is_past and len(plan.window.months) < 2:
@@ -307,5 +327,5 @@ def _problems(plan: Plan) -> list[str]:
             "'from March to June 2021')"
         )
     if plan.comparison is not Comparison.NONE and plan.aggregate is Aggregate.EACH:
-        out.append("a comparison needs one target per project, not one per month")
+        out.append(f"a comparison needs one target per {one}, not one per month")
     return out

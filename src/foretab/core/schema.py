@@ -14,21 +14,35 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from foretab.corpus.public import ENTITIES_KEY, ENTITY_KEYS
+
 Cell = str | float
+
+
+def _key(slot: str, **kwargs: Any) -> Any:
+    """A field published under the JSON's fixed name for an entity slot (``corpus.public``)."""
+    return Field(alias=ENTITY_KEYS[slot], **kwargs)
 
 
 class Doc(BaseModel):
     """Base: unknown fields are refused, values frozen, numbers finite."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        allow_inf_nan=False,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+    )
 
 
 class EntityDoc(Doc):
-    """A project, named as in the catalog."""
+    """An entity, named as in the catalog (the leaf ``name`` in its outer levels)."""
 
-    city: str
-    district: str
-    project: str
+    outer: str = _key("outer")
+    inner: str = _key("inner")
+    name: str = _key("name")
 
 
 class WindowDoc(Doc):
@@ -41,10 +55,10 @@ class WindowDoc(Doc):
 
 
 class ScopeDoc(Doc):
-    """A district (or a city, ``district`` null) asked about as a whole."""
+    """An inner group (or an outer one, ``inner`` null) asked about as a whole."""
 
-    city: str
-    district: str | None
+    outer: str = _key("outer")
+    inner: str | None = _key("inner")
 
 
 class ScopeQueryDoc(Doc):
@@ -70,13 +84,15 @@ class PlanDoc(Doc):
     """The typed plan the question was parsed into."""
 
     reference_month: str = Field(description="YYYY-MM: 'now'")
-    projects: list[EntityDoc] = Field(description="named projects, or a scope's candidates")
+    entities: list[EntityDoc] = Field(
+        alias=ENTITIES_KEY, description="named entities, or a scope's candidates"
+    )
     window: WindowDoc
     aggregate: str
     task: str
     comparison: str
     measure: str
-    metric: str = Field("price", description="price or units")
+    metric: str = Field(description="the primary measure's name, or units")
     change: str | None = Field(None, description="numeric change: absolute / relative")
     which_month: str | None = None
     threshold: ThresholdDoc | None = None

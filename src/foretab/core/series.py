@@ -50,7 +50,7 @@ class History:
     """
 
     series: Mapping[EntityRef, Values]
-    measure: str = "price"
+    measure: str = "value"  # the measure's column, for messages
     dropped_rows: int = 0
     # Units sold per entity and month, when the query returned them: scope questions rank
     # by units ("among the five best-selling ...") while answering with prices.
@@ -79,7 +79,7 @@ class History:
         return max(values) if values else None
 
     @classmethod
-    def empty(cls, refs: tuple[EntityRef, ...], measure: str = "price") -> History:
+    def empty(cls, refs: tuple[EntityRef, ...], measure: str = "value") -> History:
         return cls({ref: {} for ref in refs}, measure)
 
 

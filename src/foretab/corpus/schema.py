@@ -34,6 +34,11 @@ SLOTS = ("outer", "inner", "name")  # the engine's entity slots (EntityRef), out
 # The store's column for each slot: its frames, catalog and entity table have used these
 # names since the first store, whatever the schema calls its levels.
 STORE_COLUMNS = dict(zip(SLOTS, ("city", "district", "project"), strict=True))
+STORE_VALUE_COLUMN = "price"  # the primary measure in the store's ``panel()`` frame
+
+
+# Column names the scope answer query gives its own results (``foretab.sql.scope``).
+_QUERY_NAMES = ("scope", "pos", "value", "candidates", "cat", "top_pos", "units")
 
 
 class SchemaError(ForetabError):
@@ -48,10 +53,20 @@ class TableColumns:
     month: str
     value: str  # the primary measure, e.g. price
     summed: str | None  # the summed measure (units_sold), when the schema has one
+    # Names of the bound outer / inner slot columns of the history queries (the group
+    # levels' names, e.g. city and district; the store's own names for absent levels).
+    outer: str = STORE_COLUMNS["outer"]
+    inner: str = STORE_COLUMNS["inner"]
+    entity_level: str = STORE_COLUMNS["name"]  # the leaf level's name, e.g. project
 
     @property
     def standard(self) -> tuple[str, ...]:
         return tuple(c for c in (self.entity, self.month, self.value, self.summed) if c)
+
+    @property
+    def summed_role(self) -> str:
+        """The summed measure's column, or the name a query gives its NULL stand-in."""
+        return self.summed or "units"
 
 
 class _Frozen(BaseModel):
@@ -144,6 +159,10 @@ class CorpusSchema(_Frozen):
         if len(set(sql)) != len(sql):
             raise ValueError(f"SQL column names must be distinct (and not 'month'), got {sql}")
         groups = {lv.name for lv in self.levels[:-1]}
+        # Group level names also name the history queries' slot columns.
+        clash = groups & {*sql, *_QUERY_NAMES}
+        if clash:
+            raise ValueError(f"level names {sorted(clash)} are also SQL column names")
         _check_template(self.tables.name, groups, "tables.name", table_name=True)
         _check_template(self.tables.caption, groups, "tables.caption")
         return self
@@ -174,7 +193,17 @@ class CorpusSchema(_Frozen):
     @property
     def columns(self) -> TableColumns:
         summed = self.summed.sql_column if self.summed else None
-        return TableColumns(self.leaf_sql_column, "month", self.primary.sql_column, summed)
+        slots = {slot: STORE_COLUMNS[slot] for slot in SLOTS}
+        slots.update((slot, name) for slot, name in self.group_slots)
+        return TableColumns(
+            self.leaf_sql_column,
+            "month",
+            self.primary.sql_column,
+            summed,
+            outer=slots["outer"],
+            inner=slots["inner"],
+            entity_level=self.leaf.name,
+        )
 
     @property
     def group_slots(self) -> tuple[tuple[str, str], ...]:

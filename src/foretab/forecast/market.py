@@ -25,7 +25,7 @@ from foretab.forecast.base import Place
 from foretab.forecast.features import row_nanmedian
 
 #: Group levels, most specific first; "all" is the whole panel (always known).
-LEVELS = ("district", "city", "all")
+LEVELS = ("inner", "outer", "all")  # the entity's inner and outer group levels
 ALL = "*"
 #: A change over a longer gap says little about one month's market.
 MAX_GAP = 3
@@ -35,9 +35,9 @@ TREND_SPANS = (3, 6, 12)
 LEVEL_SPAN = 6
 
 
-def place_keys(city: str, district: str) -> tuple[str, str]:
-    """The keys a project in ``district`` of ``city`` has in a ``Market``."""
-    return f"{city}\x1f{district}", city
+def place_keys(outer: str, inner: str) -> tuple[str, str]:
+    """The keys an entity in group ``inner`` of ``outer`` has in a ``Market``."""
+    return f"{outer}\x1f{inner}", outer
 
 
 @dataclass(frozen=True, slots=True)

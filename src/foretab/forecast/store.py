@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from foretab.core.plan import EntityRef
+from foretab.corpus.schema import SLOTS, STORE_COLUMNS, STORE_VALUE_COLUMN
 from foretab.errors import ForecastError
 from foretab.forecast.base import MAX_HORIZON, Forecaster, Place, check_panel
 from foretab.forecast.market import place_keys
@@ -58,7 +59,7 @@ class StorePanel:
         return fit_width(self.values, lookback)
 
 
-def project_places(refs: Sequence[EntityRef] | None) -> list[Place] | None:
+def entity_places(refs: Sequence[EntityRef] | None) -> list[Place] | None:
     """The market keys of each project (``foretab.forecast.market``)."""
     if refs is None:
         return None
@@ -85,7 +86,8 @@ def panel_arrays(frame: pd.DataFrame, last: Month, first: Month | None = None) -
     months = tuple(month_range(start, last))
     keep = (months_all >= start) & (months_all <= last)
     sub = frame.loc[keep]
-    keys = list(zip(frame["city"], frame["district"], frame["project"], strict=True))
+    outer, inner, name = (STORE_COLUMNS[slot] for slot in SLOTS)
+    keys = list(zip(frame[outer], frame[inner], frame[name], strict=True))
     refs = sorted({EntityRef(*k) for k in keys})
     row_of = {r: i for i, r in enumerate(refs)}
     values = np.full((len(refs), len(months)), np.nan)
@@ -93,11 +95,11 @@ def panel_arrays(frame: pd.DataFrame, last: Month, first: Month | None = None) -
     row = np.array(
         [
             row_of[EntityRef(c, d, p)]
-            for c, d, p in zip(sub["city"], sub["district"], sub["project"], strict=True)
+            for c, d, p in zip(sub[outer], sub[inner], sub[name], strict=True)
         ],
         dtype=int,
     )
-    values[row, col] = sub["price"].to_numpy(dtype=float)
+    values[row, col] = sub[STORE_VALUE_COLUMN].to_numpy(dtype=float)
     with np.errstate(invalid="ignore"):
         values[~(values > 0)] = np.nan
     return StorePanel(tuple(refs), months, values)
@@ -155,7 +157,7 @@ class StoreModel:
         ``refs`` (one per row) give a model that ``reads_places`` each project's district
         and city; without them it forecasts from the series and the corpus signals only.
         """
-        return self.forecaster.predict(self._aligned(history), h, project_places(refs))
+        return self.forecaster.predict(self._aligned(history), h, entity_places(refs))
 
     def predict_quantiles(
         self,
@@ -166,7 +168,7 @@ class StoreModel:
     ) -> np.ndarray:
         """``[n, h, len(quantiles)]``; models without intervals raise ``ForecastError``."""
         return self.forecaster.predict_quantiles(
-            self._aligned(history), h, quantiles, project_places(refs)
+            self._aligned(history), h, quantiles, entity_places(refs)
         )
 
     def to_bytes(self) -> bytes:
@@ -243,10 +245,10 @@ def fit_store_model(
     name = model or STORE_DEFAULT_FORECASTER
     forecaster = get_forecaster(name, seed)
     start = time.perf_counter()
-    stage = f"fitting {name} on {len(panel.entities)} projects × {len(panel.months)} months"
+    stage = f"fitting {name} on {len(panel.entities)} series × {len(panel.months)} months"
     progress(stage, 0, 0)
     forecaster.on_progress = lambda done, total: progress(stage, done, total)
-    places = project_places(panel.entities)
+    places = entity_places(panel.entities)
     try:
         if forecaster.uses_places:
             forecaster.fit(panel.values, places=places)  # type: ignore[call-arg]

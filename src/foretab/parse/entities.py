@@ -53,9 +53,9 @@ def _zh(aliases: Iterable[str]) -> str:
 class MentionKind(StrEnum):
     """What a span of the question names."""
 
-    PROJECT = "project"
-    DISTRICT = "district"
-    CITY = "city"
+    ENTITY = "entity"
+    INNER = "inner"
+    OUTER = "outer"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +76,8 @@ class Linked:
     """The entities found in a question, projects in the order they were mentioned."""
 
     entities: tuple[EntityRef, ...]
-    cities: tuple[str, ...]
-    districts: tuple[tuple[str, str], ...]  # (city, district)
+    outers: tuple[str, ...]
+    inners: tuple[tuple[str, str], ...]  # (city, district)
     spans: tuple[tuple[int, int], ...]  # every entity span, for masking
 
 
@@ -113,57 +113,59 @@ class EntityIndex:
         self.noun = noun
         self.entries: tuple[EntityEntry, ...] = tuple(entries)
         self.refs = tuple(EntityRef(e.outer, e.inner, e.name, _zh(e.aliases)) for e in self.entries)
-        self.city_zh: dict[str, str] = {}
-        self.district_zh: dict[tuple[str, str], str] = {}
+        self.outer_zh: dict[str, str] = {}
+        self.inner_zh: dict[tuple[str, str], str] = {}
         for e in self.entries:
-            self.city_zh.setdefault(e.outer, _zh(e.outer_aliases))
-            self.district_zh.setdefault((e.outer, e.inner), _zh(e.inner_aliases))
-        self._project_keys: dict[str, list[int]] = defaultdict(list)
+            self.outer_zh.setdefault(e.outer, _zh(e.outer_aliases))
+            self.inner_zh.setdefault((e.outer, e.inner), _zh(e.inner_aliases))
+        self._entity_keys: dict[str, list[int]] = defaultdict(list)
         self._compact_keys: dict[str, list[int]] = defaultdict(list)
         self._cjk: dict[str, tuple[MentionKind, list[int]]] = {}
-        self.cities: list[str] = []
-        self.districts: list[tuple[str, str]] = []
+        self.outers: list[str] = []
+        self.inners: list[tuple[str, str]] = []
         self._place_keys: dict[str, list[tuple[MentionKind, int]]] = defaultdict(list)
-        self._by_city: dict[str, list[int]] = defaultdict(list)
-        self._by_district: dict[tuple[str, str], list[int]] = defaultdict(list)
+        self._by_outer: dict[str, list[int]] = defaultdict(list)
+        self._by_inner: dict[tuple[str, str], list[int]] = defaultdict(list)
         self._normal_names: list[str] = []
-        city_ids: dict[str, int] = {}
-        district_ids: dict[tuple[str, str], int] = {}
+        outer_ids: dict[str, int] = {}
+        inner_ids: dict[tuple[str, str], int] = {}
         for pid, entry in enumerate(self.entries):
             key = normalize(entry.name)
             self._normal_names.append(key)
             names = {key} | {normalize(a) for a in entry.aliases if a and not has_cjk(a)}
             for name in names - {""}:
-                self._project_keys[name].append(pid)
+                self._entity_keys[name].append(pid)
                 self._compact_keys[name.replace(" ", "")].append(pid)
             for alias in entry.aliases:
                 if has_cjk(alias):
-                    self._cjk.setdefault(alias, (MentionKind.PROJECT, []))[1].append(pid)
-            if entry.outer not in city_ids:
-                city_ids[entry.outer] = len(self.cities)
-                self.cities.append(entry.outer)
-                city_keys = _place_keys(entry.outer, entry.outer_aliases)
-                city_keys |= {f"{key} {suffix}" for key in city_keys for suffix in ("city", "shi")}
-                for name in city_keys:
-                    self._place_keys[name].append((MentionKind.CITY, city_ids[entry.outer]))
+                    self._cjk.setdefault(alias, (MentionKind.ENTITY, []))[1].append(pid)
+            if entry.outer not in outer_ids:
+                outer_ids[entry.outer] = len(self.outers)
+                self.outers.append(entry.outer)
+                outer_keys = _place_keys(entry.outer, entry.outer_aliases)
+                outer_keys |= {
+                    f"{key} {suffix}" for key in outer_keys for suffix in ("city", "shi")
+                }
+                for name in outer_keys:
+                    self._place_keys[name].append((MentionKind.OUTER, outer_ids[entry.outer]))
                 for alias in entry.outer_aliases:
                     if has_cjk(alias):
-                        self._cjk[alias] = (MentionKind.CITY, [city_ids[entry.outer]])
+                        self._cjk[alias] = (MentionKind.OUTER, [outer_ids[entry.outer]])
             place = (entry.outer, entry.inner)
-            if place not in district_ids:
-                district_ids[place] = len(self.districts)
-                self.districts.append(place)
+            if place not in inner_ids:
+                inner_ids[place] = len(self.inners)
+                self.inners.append(place)
                 for name in _place_keys(entry.inner, entry.inner_aliases):
-                    self._place_keys[name].append((MentionKind.DISTRICT, district_ids[place]))
+                    self._place_keys[name].append((MentionKind.INNER, inner_ids[place]))
                 for alias in entry.inner_aliases:
                     if has_cjk(alias):
-                        kind_ids = self._cjk.setdefault(alias, (MentionKind.DISTRICT, []))
-                        kind_ids[1].append(district_ids[place])
-            self._by_city[entry.outer].append(pid)
-            self._by_district[place].append(pid)
+                        kind_ids = self._cjk.setdefault(alias, (MentionKind.INNER, []))
+                        kind_ids[1].append(inner_ids[place])
+            self._by_outer[entry.outer].append(pid)
+            self._by_inner[place].append(pid)
         # Every word-prefix of a name: the n-gram scan stops as soon as none continues.
         self._prefixes: set[str] = set()
-        for key in [*self._project_keys, *self._place_keys]:
+        for key in [*self._entity_keys, *self._place_keys]:
             words = key.split(" ")
             self._prefixes.update(" ".join(words[:n]) for n in range(1, len(words) + 1))
         # "Bao an" / "Jiang ning": places also match with their spaces removed.
@@ -190,18 +192,18 @@ class EntityIndex:
         hits = self._place_keys.get(normalize(text)) or self._place_compact.get(
             normalize(text).replace(" ", ""), []
         )
-        cities = [self.cities[i] for kind, i in hits if kind is MentionKind.CITY]
-        districts = [self.districts[i] for kind, i in hits if kind is MentionKind.DISTRICT]
+        outers = [self.outers[i] for kind, i in hits if kind is MentionKind.OUTER]
+        inners = [self.inners[i] for kind, i in hits if kind is MentionKind.INNER]
         cjk = self._cjk.get(text.strip())
-        if cjk is not None and cjk[0] is MentionKind.CITY:
-            cities += [self.cities[i] for i in cjk[1]]
-        elif cjk is not None and cjk[0] is MentionKind.DISTRICT:
-            districts += [self.districts[i] for i in cjk[1]]
-        return cities, districts
+        if cjk is not None and cjk[0] is MentionKind.OUTER:
+            outers += [self.outers[i] for i in cjk[1]]
+        elif cjk is not None and cjk[0] is MentionKind.INNER:
+            inners += [self.inners[i] for i in cjk[1]]
+        return outers, inners
 
-    def in_scope(self, city: str, district: str | None) -> list[tuple[EntityRef, EntityEntry]]:
+    def in_scope(self, outer: str, inner: str | None) -> list[tuple[EntityRef, EntityEntry]]:
         """The scope's projects with their catalog entries, in catalog order."""
-        ids = self._by_city[city] if district is None else self._by_district[(city, district)]
+        ids = self._by_outer[outer] if inner is None else self._by_inner[(outer, inner)]
         return [(self.refs[i], self.entries[i]) for i in sorted(ids)]
 
     # -- stage 1: exact n-grams ---------------------------------------------------------
@@ -224,7 +226,7 @@ class EntityIndex:
                 compact_open = compact_open and compact in self._compact_prefixes
                 if not spaced_open and not compact_open:
                     break
-                pids = self._project_keys.get(key) if spaced_open else None
+                pids = self._entity_keys.get(key) if spaced_open else None
                 if pids is None and length > 1 and compact_open:
                     pids = self._compact_keys.get(compact)
                 places = self._place_keys.get(key) if spaced_open else None
@@ -260,13 +262,11 @@ class EntityIndex:
         if pids is not None:
             place_ids = tuple(pid for _, pid in places or ())
             place_kind = places[0][0] if places else None
-            return Mention(
-                MentionKind.PROJECT, start, end, text, tuple(pids), place_ids, place_kind
-            )
+            return Mention(MentionKind.ENTITY, start, end, text, tuple(pids), place_ids, place_kind)
         assert places is not None
         # A name that is both a city and a district ("Suzhou"?) counts as the city.
         kinds = {kind for kind, _ in places}
-        kind = MentionKind.CITY if MentionKind.CITY in kinds else MentionKind.DISTRICT
+        kind = MentionKind.OUTER if MentionKind.OUTER in kinds else MentionKind.INNER
         return Mention(kind, start, end, text, tuple(pid for k, pid in places if k == kind))
 
     def _cjk_mentions(self, question: str, read: Question | None) -> list[tuple[int, int, Mention]]:
@@ -303,7 +303,7 @@ class EntityIndex:
         mentions: Sequence[Mention],
         ignore: Sequence[tuple[int, int]] = (),
         *,
-        allow_no_project: bool = False,
+        allow_no_entity: bool = False,
         read: Question | None = None,
     ) -> Linked:
         """Turn exact mentions plus fuzzy leftovers into projects, in question order.
@@ -311,35 +311,35 @@ class EntityIndex:
         ``allow_no_project``: a question about a district or city as a whole names no
         project; return the places instead of refusing.
         """
-        has_other_project = sum(1 for m in mentions if m.kind is MentionKind.PROJECT) > 1
-        project_mentions: list[Mention] = []
-        cities: list[int] = []
-        districts: list[int] = []
+        has_other_entity = sum(1 for m in mentions if m.kind is MentionKind.ENTITY) > 1
+        entity_mentions: list[Mention] = []
+        outers: list[int] = []
+        inners: list[int] = []
         for mention in mentions:
-            if mention.kind is MentionKind.PROJECT and mention.also_place and has_other_project:
+            if mention.kind is MentionKind.ENTITY and mention.also_place and has_other_entity:
                 # "Xihu" is a project and a district: with another project named, a place.
                 mention = Mention(
-                    mention.also_place_kind or MentionKind.DISTRICT,
+                    mention.also_place_kind or MentionKind.INNER,
                     mention.start,
                     mention.end,
                     mention.text,
                     mention.also_place,
                 )
-            if mention.kind is MentionKind.PROJECT:
-                project_mentions.append(mention)
-            elif mention.kind is MentionKind.CITY:
-                cities.extend(mention.ids)
+            if mention.kind is MentionKind.ENTITY:
+                entity_mentions.append(mention)
+            elif mention.kind is MentionKind.OUTER:
+                outers.extend(mention.ids)
             else:
-                districts.extend(mention.ids)
-        city_names = sorted({self.cities[i] for i in cities})
-        places = [self.districts[i] for i in districts]
-        if city_names:
-            in_city = [p for p in places if p[0] in city_names]
+                inners.extend(mention.ids)
+        outer_names = sorted({self.outers[i] for i in outers})
+        places = [self.inners[i] for i in inners]
+        if outer_names:
+            in_outer = [p for p in places if p[0] in outer_names]
             # "Huangpu, Guangzhou": the city picks the district; a district outside every
             # named city is still kept (questions may span cities).
-            places = in_city or places
+            places = in_outer or places
         place_set = sorted(set(places))
-        scope_ids = self._scope_ids(city_names, place_set)
+        scope_ids = self._scope_ids(outer_names, place_set)
 
         spans = [(m.start, m.end) for m in mentions]
         resolved: list[tuple[int, int]] = []  # (position, project id)
@@ -350,9 +350,9 @@ class EntityIndex:
         # An ambiguous name is reported after the leftovers are read: an unknown word there
         # ("Vanke City in Chengdu") is the more basic problem and names what to fix.
         ambiguous: list[AmbiguousEntityError] = []
-        for mention in project_mentions:
+        for mention in entity_mentions:
             try:
-                pid = self._pick(mention, scope_ids, city_names, place_set)
+                pid = self._pick(mention, scope_ids, outer_names, place_set)
             except UnknownEntityError as error:
                 deferred.append((mention, error))
                 continue
@@ -379,7 +379,7 @@ class EntityIndex:
                     question[start:end],
                     name_like or bool(errors),
                     scope_ids,
-                    city_names,
+                    outer_names,
                     place_set,
                 )
             except UnknownEntityError:
@@ -397,20 +397,20 @@ class EntityIndex:
                 unclaimed.append(question[start:end])
         if ambiguous:
             raise ambiguous[0]
-        if not resolved and allow_no_project and (city_names or place_set):
+        if not resolved and allow_no_entity and (outer_names or place_set):
             # A question about a place as a whole names no project; words left over that
             # are not question vocabulary may be a project the store does not know
             # ("sunshine towers in jiangning"): refuse rather than answer for the district.
             if unclaimed:
-                where = self._where(city_names, place_set)
+                where = self._where(outer_names, place_set)
                 raise UnknownEntityError(
                     f"unknown project '{unclaimed[0]}'{where}: no project of that name; "
                     "`foretab projects --db DB --search TEXT` finds projects by name",
                     suggestions=self._suggest(unclaimed[0], scope_ids),
                 )
-            return Linked((), tuple(city_names), tuple(place_set), tuple(sorted(spans)))
+            return Linked((), tuple(outer_names), tuple(place_set), tuple(sorted(spans)))
         if not resolved:
-            where = self._where(city_names, place_set)
+            where = self._where(outer_names, place_set)
             raise UnknownEntityError(
                 f"no {self.noun}{where} is named in the question {question!r}; "
                 "name one as it appears in the store (`foretab projects --db DB` lists them; "
@@ -423,7 +423,7 @@ class EntityIndex:
                 ordered.append(self.refs[pid])
         return Linked(
             tuple(ordered),
-            tuple(city_names),
+            tuple(outer_names),
             tuple(place_set),
             tuple(sorted(spans)),
         )
@@ -484,12 +484,12 @@ class EntityIndex:
         )
 
     def _scope_ids(
-        self, city_names: Sequence[str], places: Sequence[tuple[str, str]]
+        self, outer_names: Sequence[str], places: Sequence[tuple[str, str]]
     ) -> list[int] | None:
         if places:
-            return [pid for place in places for pid in self._by_district[place]]
-        if city_names:
-            return [pid for city in city_names for pid in self._by_city[city]]
+            return [pid for place in places for pid in self._by_inner[place]]
+        if outer_names:
+            return [pid for outer in outer_names for pid in self._by_outer[outer]]
         return None
 
     def _label(self, pid: int) -> str:
@@ -498,18 +498,18 @@ class EntityIndex:
         return f"{ref.name} ({place})" if place else ref.name
 
     @staticmethod
-    def _where(city_names: Sequence[str], places: Sequence[tuple[str, str]]) -> str:
+    def _where(outer_names: Sequence[str], places: Sequence[tuple[str, str]]) -> str:
         if places:
             return " in " + " or ".join(f"{d}, {c}" for c, d in places)
-        if city_names:
-            return " in " + " or ".join(city_names)
+        if outer_names:
+            return " in " + " or ".join(outer_names)
         return ""
 
     def _pick(
         self,
         mention: Mention,
         scope_ids: list[int] | None,
-        city_names: Sequence[str],
+        outer_names: Sequence[str],
         places: Sequence[tuple[str, str]],
     ) -> int:
         ids = list(mention.ids)
@@ -517,7 +517,7 @@ class EntityIndex:
             scope = set(scope_ids)
             in_scope = [pid for pid in ids if pid in scope]
             if not in_scope:
-                where = self._where(city_names, places)
+                where = self._where(outer_names, places)
                 raise UnknownEntityError(
                     f"project '{mention.text}' is not{where}; "
                     f"it exists in {', '.join(self._label(p) for p in ids[:5])}: "
@@ -621,7 +621,7 @@ class EntityIndex:
         original: str,
         name_like: bool,
         scope_ids: list[int] | None,
-        city_names: Sequence[str],
+        outer_names: Sequence[str],
         places: Sequence[tuple[str, str]],
     ) -> int | None:
         scope = self._scope(scope_ids)
@@ -658,16 +658,16 @@ class EntityIndex:
             return None
         hits = process.extract(text, scope.keys, scorer=fuzz.WRatio, limit=3)
         ranked = [(score, scope.ids[index]) for _, score, index in hits]
-        where = self._where(city_names, places)
+        where = self._where(outer_names, places)
         suggestions = [self._label(pid) for _, pid in ranked[:3]]
         hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
         # A lone word is as likely a city or district outside the catalog ("Chengdu").
-        kind, cities = "project", ""
+        kind, outers = "project", ""
         if " " not in text:
             kind = "project, district or city"
-            cities = f" (the catalog's cities: {', '.join(sorted(self.cities))})"
+            outers = f" (the catalog's cities: {', '.join(sorted(self.outers))})"
         raise UnknownEntityError(
-            f"unknown {kind} '{original}'{where}{hint}{cities}",
+            f"unknown {kind} '{original}'{where}{hint}{outers}",
             suggestions=suggestions,
         )
 

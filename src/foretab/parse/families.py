@@ -23,7 +23,7 @@ _AMOUNT = r"(?:rmb|cny|¥|yuan)?\s*(?P<v>\d[\d,]*(?:\.\d+)?)\s*(?P<k>k\b|thousan
 # -- English ------------------------------------------------------------------------------
 
 _UNITS_EN = re.compile(measure_words(Metric.UNITS).en)
-_PRICE_EN = re.compile(measure_words(Metric.PRICE).en)
+_VALUE_EN = re.compile(measure_words(Metric.VALUE).en)
 _CHANGE_EN = re.compile(
     r"\bhow\s+much\b[^?]*\b(?:rise|rises|fall|falls|change|changes|changed|increase|increased"
     r"|decrease|decreased|drop|dropped|grow|grew|goes_up|goes_down|differ|gain|lose|move)\b"
@@ -87,7 +87,7 @@ _MEAN_EN = re.compile(r"\baverage\b|\bmean\b|\bavg\b|\btypical\b|\boverall\b|\bp
 # -- Chinese -------------------------------------------------------------------------------
 
 _UNITS_ZH = re.compile(measure_words(Metric.UNITS).zh)
-_PRICE_ZH = re.compile(measure_words(Metric.PRICE).zh)
+_VALUE_ZH = re.compile(measure_words(Metric.VALUE).zh)
 _HIGH_ZH = re.compile(
     r"最高|最贵|最昂贵|最多|最好|最大|最火|最佳|最突出|突出|领先|榜首|最畅销|最旺|最热"
     r"|更高|更贵|更多|较高|较多|较贵|更好"
@@ -146,9 +146,9 @@ def metric_of(text: str, zh: bool) -> Metric:
     """Units when the question asks about sales, else the price."""
     units = (_UNITS_ZH if zh else _UNITS_EN).search(text)
     if units is None:
-        return Metric.PRICE
+        return Metric.VALUE
     if not zh and re.search(r"\b(?:selling|sale|sales|sold)\s+(?:price|prices)\b", text):
-        return Metric.PRICE
+        return Metric.VALUE
     return Metric.UNITS
 
 
@@ -238,7 +238,7 @@ def scope_query_of(text: str, zh: bool, metric: Metric) -> ScopeQuery:
 
     ``metric`` is the measure pass's reading (price, or units sold).
     """
-    price_word = (_PRICE_ZH if zh else _PRICE_EN).search(text)
+    value_word = (_VALUE_ZH if zh else _VALUE_EN).search(text)
     count = (_COUNT_ZH if zh else _COUNT_EN).search(text)
     if count:
         return ScopeQuery(ScopeOp.COUNT, Metric.UNITS)
@@ -246,19 +246,19 @@ def scope_query_of(text: str, zh: bool, metric: Metric) -> ScopeQuery:
     bounds = range_of(text, zh)
     which = (_WHICH_ZH if zh else _WHICH_EN).search(text)
     units_rank = metric is Metric.UNITS
-    if (bounds is not None and price_word is not None) or (bounds is not None and not units_rank):
+    if (bounds is not None and value_word is not None) or (bounds is not None and not units_rank):
         low, high = bounds
         rest = _without(text, bounds_match(text, zh))
         if units_rank and extreme_of(rest, zh) is not None:
             extreme = extreme_of(rest, zh) or Extreme.HIGHEST
             return ScopeQuery(
-                ScopeOp.FILTER_THEN_PICK, Metric.PRICE, extreme, Metric.UNITS, 1, low, high
+                ScopeOp.FILTER_THEN_PICK, Metric.VALUE, extreme, Metric.UNITS, 1, low, high
             )
-        return ScopeQuery(ScopeOp.FILTER, Metric.PRICE, low=low, high=high)
-    if units_rank and price_word is not None and (n is not None or _top_units(text, zh)):
+        return ScopeQuery(ScopeOp.FILTER, Metric.VALUE, low=low, high=high)
+    if units_rank and value_word is not None and (n is not None or _top_units(text, zh)):
         # "among the five best-selling projects, which had the lowest price"
-        extreme = _price_extreme(text, zh) or Extreme.HIGHEST
-        return ScopeQuery(ScopeOp.TOP_THEN_PICK, Metric.PRICE, extreme, Metric.UNITS, n or 1)
+        extreme = _value_extreme(text, zh) or Extreme.HIGHEST
+        return ScopeQuery(ScopeOp.TOP_THEN_PICK, Metric.VALUE, extreme, Metric.UNITS, n or 1)
     extreme = extreme_of(text, zh)
     if extreme is None and n is not None:
         extreme = Extreme.HIGHEST
@@ -268,7 +268,7 @@ def scope_query_of(text: str, zh: bool, metric: Metric) -> ScopeQuery:
         return ScopeQuery(ScopeOp.PICK, metric, extreme, metric)
     if metric is Metric.UNITS:
         return ScopeQuery(ScopeOp.TOTAL, Metric.UNITS)
-    return ScopeQuery(ScopeOp.MEAN, Metric.PRICE)
+    return ScopeQuery(ScopeOp.MEAN, Metric.VALUE)
 
 
 def bounds_match(text: str, zh: bool) -> re.Match[str] | None:
@@ -292,7 +292,7 @@ def _top_units(text: str, zh: bool) -> bool:
     return bool(re.search(r"best[\s-]?sell\w*|top\s+\w+\s+by\s+units|most\s+units", text))
 
 
-def _price_extreme(text: str, zh: bool) -> Extreme | None:
+def _value_extreme(text: str, zh: bool) -> Extreme | None:
     """The extreme that applies to the price (after "among the top N by units")."""
     if zh:
         m = re.search(

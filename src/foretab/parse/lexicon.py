@@ -34,7 +34,7 @@ class Lexicon:
 
     @classmethod
     def of(cls, schema: CorpusSchema) -> Lexicon:
-        roles = [(schema.primary, Metric.PRICE)]
+        roles = [(schema.primary, Metric.VALUE)]
         if schema.summed is not None:
             roles.append((schema.summed, Metric.UNITS))
         en = [(m.en, m.metric.value) for m in vocab.MEASURES]

@@ -151,7 +151,7 @@ _GAP_BEFORE = re.compile(
 # "bigger price increase", "larger average price rise": the price words may sit between a
 # size word and the change, but not after "highest"/"higher", which name a price level
 # ("their highest price exceeds ...").
-_GAP_BEFORE_PRICE = re.compile(
+_GAP_BEFORE_VALUE = re.compile(
     r"\s*(?:(?:the|a|an|percentage|percent|relative|significant|sharp|overall|monthly|rate"
     r"|rates|pace|speed|of|price|prices|average|value|home|housing|unit|in"
     rf"|{_FORECAST_WORDS})\s+)*"
@@ -251,7 +251,7 @@ def _near_most(text: str, cue: re.Match[str]) -> re.Match[str] | None:
     for most in _MOST.finditer(text):
         if most.end() <= cue.start():
             gap = text[most.end() : cue.start()]
-            gap_rule = _GAP_BEFORE if most.group() in _LEVEL_WORDS else _GAP_BEFORE_PRICE
+            gap_rule = _GAP_BEFORE if most.group() in _LEVEL_WORDS else _GAP_BEFORE_VALUE
             if gap_rule.fullmatch(gap):
                 return most
         elif _GAP_AFTER.fullmatch(text[cue.end() : most.start()]):
@@ -351,18 +351,18 @@ def _refusal_text(
 def _scopes(index: EntityIndex, mentions: list[Mention], linked: Linked) -> tuple[ScopeRef, ...]:
     """Districts (else cities) named, in question order."""
     out: list[ScopeRef] = []
-    districts = set(linked.districts)
+    inners = set(linked.inners)
     for mention in mentions:
-        if mention.kind is MentionKind.DISTRICT:
+        if mention.kind is MentionKind.INNER:
             for place_id in mention.ids:
-                place = index.districts[place_id]
-                if place in districts:
-                    ref = ScopeRef(place[0], place[1], index.district_zh.get(place, ""))
+                place = index.inners[place_id]
+                if place in inners:
+                    ref = ScopeRef(place[0], place[1], index.inner_zh.get(place, ""))
                     if ref not in out:
                         out.append(ref)
-    for city in linked.cities:
-        if not any(ref.outer == city for ref in out):
-            out.append(ScopeRef(city, None, index.city_zh.get(city, "")))
+    for outer in linked.outers:
+        if not any(ref.outer == outer for ref in out):
+            out.append(ScopeRef(outer, None, index.outer_zh.get(outer, "")))
     return tuple(out)
 
 
@@ -453,7 +453,7 @@ def parse_question(
             measured.metric,
         )
     refuse_unclaimed(read, claims, lexicon)
-    return _project_plan(
+    return _entity_plan(
         question, reference, linked.entities, text, window, language, measured.metric
     )
 
@@ -489,7 +489,7 @@ _PLACE_AS_WHOLE = re.compile(
 def _check_mixed_scope(question: str, mentions: Sequence[Mention], zh: bool) -> None:
     """Refuse a question that weighs projects against a whole district or city."""
     for mention in mentions:
-        if mention.kind is MentionKind.PROJECT:
+        if mention.kind is MentionKind.ENTITY:
             continue
         whole = _PLACE_AS_WHOLE.match(question, mention.end)
         if whole and not zh:
@@ -514,7 +514,7 @@ def _check_zh_place(read: Question, timed: Timed, index: EntityIndex) -> None:
 
     Only when the question names no known place: "X市" then is the place it asks about.
     """
-    if any(m.kind is not MentionKind.PROJECT for m in timed.found.mentions):
+    if any(m.kind is not MentionKind.ENTITY for m in timed.found.mentions):
         return
     for segment in read.segments:
         if (
@@ -522,9 +522,9 @@ def _check_zh_place(read: Question, timed: Timed, index: EntityIndex) -> None:
             and segment.text not in _ZH_NOT_PLACE
             and not timed.claims.overlaps(segment.start, segment.end)
         ):
-            cities = "、".join(index.city_zh.get(c) or c for c in sorted(index.cities))
+            outers = "、".join(index.outer_zh.get(c) or c for c in sorted(index.outers))
             raise UnknownEntityError(
-                f"unknown city or district '{segment.text}': the store holds {cities}; "
+                f"unknown city or district '{segment.text}': the store holds {outers}; "
                 "`foretab tables --db DB` lists its districts"
             )
 
@@ -534,7 +534,7 @@ def _check_zh_leftover(
 ) -> None:
     masked = _mask(question, spans)
     for mention in mentions:
-        if mention.kind is MentionKind.PROJECT:
+        if mention.kind is MentionKind.ENTITY:
             continue
         rest = masked[mention.end :]
         if rest and not _ZH_AFTER_PLACE.match(rest):
@@ -592,17 +592,17 @@ def _scope_plan(
     )
 
 
-def _project_plan(
+def _entity_plan(
     question: str,
     reference: Month,
-    projects: tuple[EntityRef, ...],
+    entities: tuple[EntityRef, ...],
     text: str,
     window: TimeWindow | None,
     language: Language,
     metric: Metric,
 ) -> Plan:
     zh = language is Language.ZH
-    several = len(projects) > 1
+    several = len(entities) > 1
     cues = read_cues(text, zh, metric)
     change, which_month, threshold = cues.change, cues.which_month, cues.threshold
     if zh:
@@ -611,7 +611,7 @@ def _project_plan(
         try:
             comparison, rest = _comparison(text, several, cues.metric is Metric.UNITS)
         except QuestionError:
-            if which_month is None and cues.metric is Metric.PRICE:
+            if which_month is None and cues.metric is Metric.VALUE:
                 raise
             comparison, rest = Comparison.NONE, text
     if which_month is not None or threshold is not None:
@@ -686,7 +686,7 @@ def _project_plan(
     return Plan(
         question=question,
         reference_month=reference,
-        entities=projects,
+        entities=entities,
         window=window,
         aggregate=aggregate,
         task=task,

@@ -105,7 +105,7 @@ def link_pass(timed: Timed, index: EntityIndex) -> Resolved:
         found.question.text,
         found.mentions,
         ignore=[timed.span] if timed.span else [],
-        allow_no_project=True,
+        allow_no_entity=True,
         read=found.question,
     )
     spans = (Span(start, end, Pass.ENTITY, "name") for start, end in linked.spans)
@@ -113,7 +113,7 @@ def link_pass(timed: Timed, index: EntityIndex) -> Resolved:
 
 
 # "selling price" / "sales prices" name the price, not the units sold.
-_PRICE_NOT_UNITS = re.compile(r"\b(?:selling|sale|sales|sold)\s+(?:price|prices)\b")
+_VALUE_NOT_UNITS = re.compile(r"\b(?:selling|sale|sales|sold)\s+(?:price|prices)\b")
 
 
 def measure_pass(entities: Resolved, lexicon: Lexicon | None = None) -> Measured:
@@ -130,9 +130,9 @@ def measure_pass(entities: Resolved, lexicon: Lexicon | None = None) -> Measured
         *_whole(question, patterns, Pass.MEASURE),
     )
     units = any(s.what == Metric.UNITS.value for s in spans)
-    if units and not question.zh and _PRICE_NOT_UNITS.search(text):
+    if units and not question.zh and _VALUE_NOT_UNITS.search(text):
         units = False
-    metric = Metric.UNITS if units else Metric.PRICE
+    metric = Metric.UNITS if units else Metric.VALUE
     return Measured(entities, metric, entities.claims.add(spans))
 
 

@@ -137,7 +137,7 @@ MEASURES: tuple[MeasureWords, ...] = (
         r"|几套|成交的房子数量|房子数量|房屋数量|成交了多少|销售数量|成交数量|卖房|套房",
     ),
     MeasureWords(
-        Metric.PRICE,
+        Metric.VALUE,
         en=r"\bpric\w*|\bcost\w*|\bexpensive\b|\bcheap\w*|\bpricier\b|\bcheaper\b"
         r"|\bvaluations?\b",
         zh=r"均价|房价|价格|单价|售价|价位|多少钱|贵|便宜",

@@ -22,23 +22,22 @@ from foretab.months import Month
 from foretab.retrieve import history_span
 from foretab.sql.build import default_columns, history_query, scope_query
 from foretab.sql.guard import GuardedExecutor, QueryResult
-from foretab.sql.scope import COLUMNS as SCOPE_COLUMNS
-from foretab.sql.scope import scope_answer_query
+from foretab.sql.scope import scope_answer_query, scope_columns
 
 
 def rows_to_history(
     result: QueryResult,
-    projects: Sequence[EntityRef],
-    metric: Metric = Metric.PRICE,
+    entities: Sequence[EntityRef],
+    metric: Metric = Metric.VALUE,
     *,
     scope: bool = False,
     cols: TableColumns | None = None,
 ) -> History:
     """Type the rows of a history query as one series per plan entity.
 
-    ``metric`` picks the value column (``price`` or ``units_sold``); units, when returned,
-    are kept beside it. A scope read (``scope=True``) scans whole tables, so rows of
-    projects that are not candidates (not active in the months the plan asks about) are
+    ``metric`` picks the value column (the primary measure's or the summed one's); units,
+    when returned, are kept beside it. A scope read (``scope=True``) scans whole tables, so
+    rows of entities that are not candidates (not active in the months the plan asks about) are
     skipped; any other query must return only the plan's entities.
     """
     cols = cols or default_columns()
@@ -51,41 +50,41 @@ def rows_to_history(
     if missing:
         raise QueryError(
             f"the history query returned columns {columns}; it must return "
-            f"{', '.join(required)} (and city, district to tell places apart)"
+            f"{', '.join(required)} (and {cols.outer}, {cols.inner} to tell places apart)"
         )
     at = {name: columns.index(name) for name in columns}
-    i_city, i_district = at.get("city"), at.get("district")
+    i_outer, i_inner = at.get(cols.outer), at.get(cols.inner)
     i_units = at.get(cols.summed) if cols.summed else None
-    exact = {(ref.outer, ref.inner, ref.name): ref for ref in projects}
+    exact = {(ref.outer, ref.inner, ref.name): ref for ref in entities}
     by_name: dict[str, list[EntityRef]] = {}
-    for ref in projects:
+    for ref in entities:
         by_name.setdefault(ref.name, []).append(ref)
-    series: dict[EntityRef, dict[Month, float]] = {ref: {} for ref in projects}
+    series: dict[EntityRef, dict[Month, float]] = {ref: {} for ref in entities}
     units: dict[EntityRef, dict[Month, float]] = {}
     dropped = 0
     for row in result.rows:
         name = str(row[at[cols.entity]])
-        if i_city is not None and i_district is not None:
-            ref = exact.get((row[i_city], row[i_district], name))
+        if i_outer is not None and i_inner is not None:
+            ref = exact.get((row[i_outer], row[i_inner], name))
             candidates = [ref] if ref is not None else []
         else:
             candidates = [
                 r
                 for r in by_name.get(name, [])
-                if (i_city is None or r.outer == row[i_city])
-                and (i_district is None or r.inner == row[i_district])
+                if (i_outer is None or r.outer == row[i_outer])
+                and (i_inner is None or r.inner == row[i_inner])
             ]
         if not candidates:
             if scope:
                 continue
             raise QueryError(
                 f"the history query returned a row for {name!r}, which the question does not "
-                "name; a history query must read only the question's projects"
+                "name; a history query must read only the question's entities"
             )
         if len(candidates) > 1:
             raise QueryError(
-                f"the history query returned a row for {name!r} without city and district "
-                "columns, and the question names several projects of that name"
+                f"the history query returned a row for {name!r} without {cols.outer} and "
+                f"{cols.inner} columns, and the question names several entities of that name"
             )
         month = Month.from_date(row[at[cols.month]])
         if i_units is not None and row[i_units] is not None:
@@ -95,8 +94,7 @@ def rows_to_history(
             dropped += 1
             continue
         series[candidates[0]][month] = float(value)
-    measure = "units_sold" if metric is Metric.UNITS else "price"  # the History's role names
-    return History(series, measure=measure, dropped_rows=dropped, units=units)
+    return History(series, measure=column, dropped_rows=dropped, units=units)
 
 
 def _read(
@@ -111,7 +109,7 @@ def _read(
     if scope and result.truncated:
         raise QuestionError(
             f"the scope {', '.join(s.label for s in plan.scopes)} holds more rows than one "
-            f"query may return ({len(result.rows)}); ask about a district or a shorter window"
+            f"query may return ({len(result.rows)}); ask about {_smaller(plan)} or a shorter window"
         )
     return HistoryRead(
         rows_to_history(result, plan.entities, plan.metric, scope=scope, cols=cols),
@@ -120,6 +118,12 @@ def _read(
         rows=len(result.rows),
         truncated=result.truncated,
     )
+
+
+def _smaller(plan: Plan) -> str:
+    """What to ask about instead of a too-large scope: one inner group (a district)."""
+    groups = plan.wording.groups
+    return f"a {groups[0]}" if groups else f"fewer {plan.wording.entities}"
 
 
 class GuardedHistoryReader:
@@ -149,7 +153,7 @@ def _read_scope(
 ) -> HistoryRead:
     """A past scope question answered by its SQL: ranked, filtered and aggregated there."""
     assert plan.scope is not None
-    measure = "units_sold" if plan.metric is Metric.UNITS else "price"
+    measure = cols.summed_role if plan.metric is Metric.UNITS else cols.value
     months = plan.window.months
     query = scope_answer_query(plan.scopes, plan.scope, retrieval.tables, months, cols)
     if query is None:
@@ -157,7 +161,7 @@ def _read_scope(
         return HistoryRead(History({}, measure, scopes=outcomes))
     result = guard.execute(query.ast, query.params)
     return HistoryRead(
-        History({}, measure, scopes=scope_outcomes(result, plan)),
+        History({}, measure, scopes=scope_outcomes(result, plan, cols)),
         sql=result.sql,
         params=query.params,
         rows=len(result.rows),
@@ -165,26 +169,29 @@ def _read_scope(
     )
 
 
-def scope_outcomes(result: QueryResult, plan: Plan) -> tuple[ScopeOutcome, ...]:
+def scope_outcomes(
+    result: QueryResult, plan: Plan, cols: TableColumns | None = None
+) -> tuple[ScopeOutcome, ...]:
     """The rows of a scope answer query (``foretab.sql.scope``) as one outcome per scope."""
+    expected = scope_columns(cols or default_columns())
     columns = tuple(c.lower() for c in result.columns)
-    if columns != SCOPE_COLUMNS:
-        raise QueryError(f"the scope query returned columns {list(columns)}, not {SCOPE_COLUMNS}")
+    if columns != expected:
+        raise QueryError(f"the scope query returned columns {list(columns)}, not {expected}")
     if result.truncated:
         raise QueryError(
             f"the scope query returned more than {len(result.rows)} rows; ask for fewer "
-            "projects (a smaller N or a narrower price range)"
+            f"{plan.wording.entities} (a smaller N or a narrower {plan.wording.value} range)"
         )
     refs = {(r.outer, r.inner, r.name): r for r in plan.entities}
     counts = [0 for _ in plan.scopes]
     values: list[float | None] = [None for _ in plan.scopes]
     picked: list[list[tuple[EntityRef, float]]] = [[] for _ in plan.scopes]
-    for scope, pos, city, district, name, value, candidates in result.rows:
+    for scope, pos, outer, inner, name, value, candidates in result.rows:
         if pos == 0:
             counts[scope] = int(candidates)
             values[scope] = None if value is None else float(value)
             continue
-        key = (str(city), str(district), str(name))
+        key = (str(outer), str(inner), str(name))
         # A candidate the planner listed keeps its Chinese name; the SQL saw the same rows.
         ref = refs.get(key) or EntityRef(*key)
         picked[scope].append((ref, float(value)))

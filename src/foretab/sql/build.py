@@ -46,11 +46,12 @@ def default_columns() -> TableColumns:
 
 
 def _select(table: CatalogEntry, condition: exp.Expression, cols: TableColumns) -> exp.Select:
-    # The two outer entity slots are bound from the catalog (empty for a one-level schema).
+    # The two outer entity slots are bound from the catalog (empty for a one-level schema),
+    # named as the schema names its group levels (city, district).
     return (
         exp.select(
-            exp.alias_(exp.cast(exp.Placeholder(), "text"), "city"),
-            exp.alias_(exp.cast(exp.Placeholder(), "text"), "district"),
+            exp.alias_(exp.cast(exp.Placeholder(), "text"), cols.outer),
+            exp.alias_(exp.cast(exp.Placeholder(), "text"), cols.inner),
             *cols.standard,
         )
         .from_(exp.to_table(table.table_name))
@@ -64,18 +65,18 @@ def _months(cols: TableColumns) -> exp.Expression:
 
 def history_query(
     tables: Sequence[CatalogEntry],
-    projects: Sequence[EntityRef],
+    entities: Sequence[EntityRef],
     first: Month,
     last: Month,
     cols: TableColumns | None = None,
 ) -> HistoryQuery | None:
-    """The query for ``projects``' values from ``first`` to ``last`` (None if no table applies)."""
+    """The query for ``entities``' values from ``first`` to ``last`` (None if no table applies)."""
     cols = cols or default_columns()
     selects: list[exp.Select] = []
     params: list[object] = []
     for table in tables:
         names = sorted(
-            {p.name for p in projects if (p.outer, p.inner) == (table.outer, table.inner)}
+            {p.name for p in entities if (p.outer, p.inner) == (table.outer, table.inner)}
         )
         lo, hi = max(first, Month(table.year, 1)), min(last, Month(table.year, 12))
         if not names or hi < lo:
@@ -110,5 +111,5 @@ def _union(
     query: exp.Query = selects[0]
     for select in selects[1:]:
         query = exp.union(query, select, distinct=False)
-    query = query.order_by("city", "district", cols.entity, cols.month)
+    query = query.order_by(cols.outer, cols.inner, cols.entity, cols.month)
     return HistoryQuery(query, tuple(params))

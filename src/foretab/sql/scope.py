@@ -39,10 +39,16 @@ from foretab.corpus.schema import TableColumns
 from foretab.months import Month
 from foretab.sql.build import HistoryQuery, default_columns
 
-#: the columns of every row the query returns, in order
-COLUMNS = ("scope", "pos", "city", "district", "project_name", "value", "candidates")
 
-_CENTS = {Metric.PRICE: "price_cents", Metric.UNITS: "units_cents"}
+def scope_columns(cols: TableColumns) -> tuple[str, ...]:
+    """The columns of every row the query returns, in order."""
+    return ("scope", "pos", cols.outer, cols.inner, cols.entity, "value", "candidates")
+
+
+def _cents(cols: TableColumns) -> dict[Metric, str]:
+    return {Metric.VALUE: f"{cols.value}_cents", Metric.UNITS: "units_cents"}
+
+
 _SUMMARY_VALUE = {
     ScopeOp.MEAN: "FLOOR(AVG({vc}) + 0.5) / 100",
     ScopeOp.TOTAL: "SUM({vc}) / 100",
@@ -60,17 +66,21 @@ class _Shape:
     extreme: Extreme
     low: bool
     high: bool
+    cols: TableColumns  # the schema's names, which the statement's text spells
 
 
 def _picks(shape: _Shape) -> tuple[str, str]:
     """The CTE choosing projects (numbered ``pos`` 1, 2, … per scope), and which to keep."""
     order = "DESC" if shape.extreme is Extreme.HIGHEST else "ASC"
-    vc, rc = _CENTS[shape.metric], _CENTS[shape.rank_by]
+    cols = shape.cols
+    vc, rc = _cents(cols)[shape.metric], _cents(cols)[shape.rank_by]
     bounds = [f"{vc} / 100 {op} ?" for op, on in ((">=", shape.low), ("<=", shape.high)) if on]
+    per_entity = f"per_{cols.entity_level}"
+    keys = f"{cols.outer}, {cols.inner}, {cols.entity}"
 
-    def numbered(value: str, by: str, where: list[str], source: str = "per_project") -> str:
+    def numbered(value: str, by: str, where: list[str], source: str = per_entity) -> str:
         return (
-            f"picks AS (SELECT scope, city, district, project_name, {value} / 100 AS value, "
+            f"picks AS (SELECT scope, {keys}, {value} / 100 AS value, "
             f"ROW_NUMBER() OVER (PARTITION BY scope ORDER BY {by}) AS pos FROM {source} "
             f"WHERE {' AND '.join(where)})"
         )
@@ -88,7 +98,7 @@ def _picks(shape: _Shape) -> tuple[str, str]:
     # Among the top N by the ranking metric (highest first), the highest / lowest value.
     top = (
         f"top_n AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY scope ORDER BY {rc} DESC, cat) "
-        f"AS top_pos FROM per_project WHERE {rc} IS NOT NULL), "
+        f"AS top_pos FROM {per_entity} WHERE {rc} IS NOT NULL), "
     )
     where = ["top_pos <= ?", f"{vc} IS NOT NULL"]
     return top + numbered(vc, f"{vc} {order}, cat", where, "top_n"), "pos <= 1"
@@ -96,31 +106,34 @@ def _picks(shape: _Shape) -> tuple[str, str]:
 
 @lru_cache(maxsize=64)
 def _skeleton(shape: _Shape) -> exp.Query:
-    vc = _CENTS[shape.metric]
-    # One row per project: its rounded mean price in cents (half up: the mean of whole
+    cols = shape.cols
+    cents = _cents(cols)
+    vc, value, per_entity = cents[shape.metric], cols.value, f"per_{cols.entity_level}"
+    keys = f"{cols.outer}, {cols.inner}, {cols.entity}"
+    # One row per entity: its rounded mean value in cents (half up: the mean of whole
     # cents is exact, so FLOOR(x + 0.5) decides ties exactly), units sold, catalog order.
-    per_project = (
-        "per_project AS (SELECT scope, city, district, project_name, "
-        "FLOOR(AVG(CASE WHEN price BETWEEN ? AND ? THEN ROUND(price * 100) END) + 0.5) "
-        "AS price_cents, SUM(CAST(units_sold AS DOUBLE)) * 100 AS units_cents, "
-        'ROW_NUMBER() OVER (ORDER BY city COLLATE "C", district COLLATE "C", '
-        'project_name COLLATE "C") AS cat '
-        "FROM scope_rows GROUP BY scope, city, district, project_name)"
+    per_entity_cte = (
+        f"{per_entity} AS (SELECT scope, {keys}, "
+        f"FLOOR(AVG(CASE WHEN {value} BETWEEN ? AND ? THEN ROUND({value} * 100) END) + 0.5) "
+        f"AS {cents[Metric.VALUE]}, SUM(CAST({cols.summed_role} AS DOUBLE)) * 100 AS units_cents, "
+        f'ROW_NUMBER() OVER (ORDER BY {cols.outer} COLLATE "C", {cols.inner} COLLATE "C", '
+        f'{cols.entity} COLLATE "C") AS cat '
+        f"FROM scope_rows GROUP BY scope, {keys})"
     )
     summary = (
-        "SELECT scope, 0 AS pos, CAST(NULL AS TEXT) AS city, CAST(NULL AS TEXT) AS district, "
-        "CAST(NULL AS TEXT) AS project_name, "
+        f"SELECT scope, 0 AS pos, CAST(NULL AS TEXT) AS {cols.outer}, "
+        f"CAST(NULL AS TEXT) AS {cols.inner}, CAST(NULL AS TEXT) AS {cols.entity}, "
         f"{_SUMMARY_VALUE.get(shape.op, 'CAST(NULL AS DOUBLE)').format(vc=vc)} AS value, "
-        f"COUNT({vc}) AS candidates FROM per_project GROUP BY scope"
+        f"COUNT({vc}) AS candidates FROM {per_entity} GROUP BY scope"
     )
-    ctes = ["scope_rows AS (SELECT 1)", per_project]  # scope_rows: the per-table selects
+    ctes = ["scope_rows AS (SELECT 1)", per_entity_cte]  # scope_rows: the per-table selects
     if shape.op in _SUMMARY_VALUE:
         body = summary
     else:
         picks, keep = _picks(shape)
         ctes.append(picks)
         body = (
-            f"{summary} UNION ALL SELECT scope, pos, city, district, project_name, value, "
+            f"{summary} UNION ALL SELECT scope, pos, {keys}, value, "
             f"0 AS candidates FROM picks WHERE {keep}"
         )
     text = f"WITH {', '.join(ctes)} {body} ORDER BY scope, pos"
@@ -148,8 +161,8 @@ def _rows(
 ) -> tuple[exp.Query, list[object]] | None:
     """Every row of the scopes' year tables in ``months``, tagged with its scope.
 
-    The schema's columns are renamed to the roles the fixed part reads (``project_name``,
-    ``price``, ``units_sold``; NULL units where the schema sums nothing).
+    The fixed part reads the schema's own column names (``project_name``, ``price``,
+    ``units_sold`` for real estate); a NULL stands in for units where the schema sums nothing.
     """
     # The builders' copy=False: these nodes are new, and copying sqlglot trees is slow.
     selects: list[exp.Select] = []
@@ -171,11 +184,11 @@ def _rows(
             selects.append(
                 exp.select(
                     exp.alias_(exp.cast(exp.Placeholder(), "int"), "scope"),
-                    exp.alias_(exp.cast(exp.Placeholder(), "text"), "city"),
-                    exp.alias_(exp.cast(exp.Placeholder(), "text"), "district"),
-                    _as(exp.column(cols.entity), "project_name"),
-                    _as(exp.column(cols.value), "price"),
-                    _as(summed, "units_sold"),
+                    exp.alias_(exp.cast(exp.Placeholder(), "text"), cols.outer),
+                    exp.alias_(exp.cast(exp.Placeholder(), "text"), cols.inner),
+                    exp.column(cols.entity),
+                    exp.column(cols.value),
+                    _as(summed, cols.summed_role),
                     copy=False,
                 )
                 .from_(exp.to_table(table.table_name), copy=False)
@@ -204,7 +217,7 @@ def scope_answer_query(
     union, params = rows
     shape = _Shape(
         query.op, query.metric, query.rank_by, query.extreme,
-        query.low is not None, query.high is not None,
+        query.low is not None, query.high is not None, cols or default_columns(),
     )  # fmt: skip
     ast = _skeleton(shape).copy()
     cte = next(c for c in ast.find_all(exp.CTE) if c.alias == "scope_rows")

@@ -200,7 +200,7 @@ class _Session:
         if bad:
             raise StoreError(
                 f"{CATALOG_TABLE} of {_printable(target)} lists {bad[0]!r:.80}, which is not a "
-                "foretab price table (or the store defines views or functions); the store was "
+                "foretab data table (or the store defines views or functions); the store was "
                 "not written by foretab. Rebuild it with `foretab ingest PATH --db DB`"
             )
         return names

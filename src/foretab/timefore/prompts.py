@@ -13,7 +13,7 @@ from functools import cache
 from importlib import resources
 from string import Template
 
-from foretab.analyze.answer import current_price
+from foretab.analyze.answer import current_value
 from foretab.core.plan import EntityRef, Plan
 from foretab.core.series import Forecast, History
 from foretab.months import Month
@@ -87,7 +87,7 @@ def current_rows(plan: Plan, history: History, refs: Sequence[EntityRef]) -> str
         if not before:
             continue
         month = max(before)
-        value = _num(current_price(plan, ref, history.series))
+        value = _num(current_value(plan, ref, history.series))
         rows.append([ref.name, month.label, value] if many else [month.label, value])
     return repr(rows)
 
