@@ -317,3 +317,26 @@ def test_tiny_and_near_sure_probabilities_are_not_printed_as_0_or_100() -> None:
     assert [percent(p) for p in (0.0, 0.003, 0.43, 0.996, 1.0)] == [
         "0%", "<1%", "43%", ">99%", "100%",
     ]  # fmt: skip
+
+
+def test_a_window_interval_holds_the_stated_number_when_point_and_quantiles_disagree() -> None:
+    # The point forecast sits above every quantile (separately fitted models can disagree).
+    high = _normal(10_000.0, 100.0)
+    points = {A: {m: replace(high, value=12_000.0) for m in (JAN, FEB)}}
+    result = RuleAnalyzer().analyze(_window_plan(Aggregate.MEAN), HISTORY, _forecast(points))
+    assert result.answer == [[12_000.0]]
+    (interval,) = result.intervals
+    assert interval.lo < 10_000.0 and interval.hi == 12_000.0
+
+
+def test_entities_of_a_one_level_corpus_are_their_own_group(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from foretab.core.plan import EntityRef
+
+    monkeypatch.setattr(scenarios, "SHARED_CORRELATION", 0.1)
+    apple, soft = EntityRef("", "", "AAPL"), EntityRef("", "", "MSFT")
+    groups = scenarios.groups_of([apple, soft, A, B])
+    assert groups is not None
+    assert groups[0] != groups[1]  # no place above them: no shared shock
+    assert groups[2] == groups[3] == ("Nanjing", "Jiangning District")

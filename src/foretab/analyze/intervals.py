@@ -101,6 +101,7 @@ def with_intervals(plan: Plan, history: History, forecast: Forecast, point: Anal
         if found is None:
             continue
         lo, hi, how = found
+        lo, hi = around(value, lo, hi)
         intervals.append(AnswerInterval(row, lo, hi))
         methods.append(how)
         shown = f"{value:,.2f}"
@@ -138,9 +139,10 @@ def with_change_intervals(
         if relative and base == 0:
             continue
         lo, hi = (100 * (end - base) / base if relative else end - base for end in found[:2])
+        value = float(cells[-1])
+        lo, hi = around(value, lo, hi)
         intervals.append(AnswerInterval(row, lo, hi))
         methods.append(found[2])
-        value = float(cells[-1])
         shown = f"{value:+.2f}%" if relative else f"{value:+,.2f}"
         at = text.find(shown, cursor)
         if at < 0:
@@ -153,6 +155,15 @@ def with_change_intervals(
     if how:
         how += "; a change: the target's interval against the observed current value"
     return replace(point, text=text, intervals=tuple(intervals), uncertainty=how)
+
+
+def around(value: float, lo: float, hi: float) -> tuple[float, float]:
+    """``(lo, hi)`` stretched to hold the stated ``value``.
+
+    The point forecast and the quantiles are fitted apart and can disagree; the forecast
+    source keeps each month's point inside its interval, and so does every aggregate.
+    """
+    return min(lo, value), max(hi, value)
 
 
 def _said(methods: Sequence[str]) -> str:

@@ -255,10 +255,14 @@ def _drawn(
 
 
 def groups_of(refs: Sequence[EntityRef]) -> list[object] | None:
-    """Each entity's group for shared shocks (its place: every level above it); None: off."""
+    """Each entity's group for shared shocks (its place: every level above it); None: off.
+
+    An entity of a one-level corpus (no place above it) is its own group: the shared
+    correlation was measured between projects of one district, not across a whole corpus.
+    """
     if SHARED_CORRELATION <= 0:
         return None
-    return [(ref.outer, ref.inner) for ref in refs]
+    return [(ref.outer, ref.inner) if ref.outer or ref.inner else ref for ref in refs]
 
 
 def _group_codes(groups: Sequence[object] | None, n: int) -> np.ndarray:

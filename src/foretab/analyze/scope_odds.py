@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from foretab.analyze import scenarios
+from foretab.analyze.intervals import around
 from foretab.analyze.scenarios import (
     N_SCENARIOS,
     draw_targets,
@@ -199,9 +200,10 @@ def _mean_interval(
         means = total[count > 0] / count[count > 0]
         if not means.size:
             continue
-        lo, hi = interval(means, forecast.level)
+        value = float(point.answer[row][0])
+        lo, hi = around(value, *interval(means, forecast.level))
         intervals.append(AnswerInterval(row, lo, hi))
-        shown = f"{float(point.answer[row][0]):,.2f}"
+        shown = f"{value:,.2f}"
         at = text.find(shown, cursor)
         if at < 0:
             continue
