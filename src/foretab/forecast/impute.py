@@ -68,7 +68,49 @@ def _neighbours(panel: np.ndarray, k: int = 2) -> tuple[list[np.ndarray], list[n
     return vals, dists
 
 
-def _cell_features(panel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def market_index(panel: np.ndarray) -> np.ndarray:
+    """``[T]``: the panel's cumulated median per-month log change (a market price index).
+
+    Months with fewer than ``MIN_COUNT`` changes count as flat. The index is the panel's
+    own (the series being filled and their peers), so it needs no fitted state.
+    """
+    from foretab.forecast.market import MIN_COUNT, _per_month_change
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        change = _per_month_change(np.log(panel))
+    ok = np.isfinite(change)
+    median = np.zeros(panel.shape[1])
+    for col in np.flatnonzero(ok.sum(axis=0) >= MIN_COUNT):
+        median[col] = np.median(change[ok[:, col], col])
+    return np.cumsum(median)
+
+
+def _market_parts(index: np.ndarray, dists: list[np.ndarray], k: int) -> list[np.ndarray]:
+    """Per cell: the market's move from each neighbour to the cell, and its bend.
+
+    The bend is the index's departure from the straight line between the nearest
+    neighbours: what linear interpolation misses.
+    """
+    n, t = dists[0].shape
+    col = np.broadcast_to(np.arange(t)[None, :], (n, t))
+    at = index[col]
+    moves = []
+    cols = []
+    for r, d in enumerate(dists):
+        sign = -1 if r < k else 1
+        nb = col + sign * np.nan_to_num(d, nan=0).astype(int)
+        move = np.where(np.isfinite(d), at - index[np.clip(nb, 0, t - 1)], np.nan)
+        moves.append(move)
+        cols.append(np.where(np.isfinite(d), nb, -1))
+    prev_d, next_d = dists[0], dists[k]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w = next_d / (prev_d + next_d)
+        line = w * index[np.clip(cols[0], 0, t - 1)] + (1 - w) * index[np.clip(cols[k], 0, t - 1)]
+        bend = np.where(np.isfinite(prev_d) & np.isfinite(next_d), at - line, np.nan)
+    return [*moves, bend]
+
+
+def _cell_features(panel: np.ndarray, market: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``(features [n*t, F], base [n*t])`` where base is the linear interpolation."""
     n, t = panel.shape
     base = interpolate_linear(panel)
@@ -88,6 +130,8 @@ def _cell_features(panel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             np.broadcast_to(observed.sum(axis=1)[:, None], (n, t)).astype(float),
             np.log(base),
         ]
+    if market:
+        parts += _market_parts(market_index(panel), dists, len(dists) // 2)
     feats = np.stack([p.reshape(-1) for p in parts], axis=1)
     return feats, base.reshape(-1)
 
@@ -98,9 +142,15 @@ class LightGBMImputer(Imputer):
     alias = "lgbm_impute"
 
     def __init__(
-        self, seed: int = 0, hide_rate: float = 0.2, rounds: int = 4, n_estimators: int = 400
+        self,
+        seed: int = 0,
+        hide_rate: float = 0.2,
+        rounds: int = 4,
+        n_estimators: int = 400,
+        market: bool = False,
     ) -> None:
         super().__init__(seed)
+        self.market = market
         self.hide_rate = hide_rate
         self.rounds = rounds
         self.n_estimators = n_estimators
@@ -114,7 +164,7 @@ class LightGBMImputer(Imputer):
             hide = np.isfinite(panel) & (rng.random(panel.shape) < self.hide_rate)
             masked = panel.copy()
             masked[hide] = np.nan
-            feats, base = _cell_features(masked)
+            feats, base = _cell_features(masked, self.market)
             flat = hide.reshape(-1) & np.isfinite(base)
             xs.append(feats[flat])
             ys.append(np.log(panel.reshape(-1)[flat] / base[flat]))
@@ -138,7 +188,7 @@ class LightGBMImputer(Imputer):
     def _impute(self, panel: np.ndarray) -> np.ndarray:
         if self.booster is None:
             return interpolate_linear(panel)
-        feats, base = _cell_features(panel)
+        feats, base = _cell_features(panel, self.market)
         out = base.copy()
         todo = ~np.isfinite(panel.reshape(-1)) & np.isfinite(base)
         if todo.any():

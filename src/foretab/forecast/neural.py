@@ -218,3 +218,38 @@ class TimeXerForecaster(_NeuralForecaster):
             "stat_exog": None,
             "futr_exog": None,
         }
+
+
+class NHITSForecaster(_NeuralForecaster):
+    """N-HiTS (Challu et al., 2023): stacked MLPs over pooled inputs, fast on a CPU.
+
+    Structurally unlike the trees (a smooth function of the whole window), which is what
+    an ensemble member needs; the missingness mask is its exogenous input.
+    """
+
+    alias = "nhits"
+
+    def _build(self) -> Any:
+        from neuralforecast.models import NHITS
+
+        return NHITS(
+            h=MAX_HORIZON,
+            input_size=self.lookback,
+            hist_exog_list=["observed"],
+            mlp_units=[[256, 256]] * 3,
+            n_pool_kernel_size=[2, 2, 1],
+            n_freq_downsample=[4, 2, 1],
+            dropout_prob_theta=0.1,
+            random_seed=self.seed,
+            enable_progress_bar=False,
+            logger=False,
+        )
+
+    def _batch(self, rel: Any, mask: Any) -> dict[str, Any]:
+        return {
+            "insample_y": rel[:, :, None],
+            "insample_mask": mask[:, :, None],
+            "hist_exog": mask[:, :, None],
+            "stat_exog": None,
+            "futr_exog": None,
+        }

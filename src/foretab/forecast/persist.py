@@ -27,7 +27,7 @@ MANIFEST = "manifest.json"
 #: A fitted default model is a few MB; anything far larger is not one of ours.
 MAX_MEMBER_BYTES = 256 * 1024 * 1024
 #: Models whose fitted state has a data-only encoding below. The torch models
-#: (timesnet, timexer) have none yet, so they cannot be a store's model.
+#: (timesnet, timexer, nhits) have none yet, so they cannot be a store's model.
 PERSISTABLE = ("naive", "drift", "autoets", "autotheta", "lgbm", "lgbm_nocal", "lgbm_market")
 #: The LightGBM models (boosters + residual grid, and market signals when they read them).
 _LGBM = ("lgbm", "lgbm_nocal", "lgbm_market")
@@ -114,7 +114,7 @@ def require_persistable(name: str) -> None:
     why = (
         "its fitted weights have no data-only file format in foretab (store models are "
         "never pickled)"
-        if name in ("timesnet", "timexer")
+        if name in ("timesnet", "timexer", "nhits")
         else "it is not a forecaster foretab knows"
     )
     raise ForecastError(

@@ -9,7 +9,7 @@ from foretab.forecast.base import Forecaster, Imputer
 from foretab.forecast.baselines import DriftForecaster, NaiveForecaster
 from foretab.forecast.gbm import LightGBMForecaster
 from foretab.forecast.impute import LightGBMImputer, LinearImputer
-from foretab.forecast.neural import TimesNetForecaster, TimeXerForecaster
+from foretab.forecast.neural import NHITSForecaster, TimesNetForecaster, TimeXerForecaster
 from foretab.forecast.stats import AutoETSForecaster, AutoThetaForecaster
 
 FORECASTERS: dict[str, Callable[[int], Forecaster]] = {
@@ -23,12 +23,14 @@ FORECASTERS: dict[str, Callable[[int], Forecaster]] = {
     "lgbm_nocal": lambda seed: LightGBMForecaster(seed, calendar=False),
     # Reads each series' place: district, city and corpus trend, season and the
     # project's level against its district (``foretab.forecast.market``).
-    "lgbm_market": lambda seed: LightGBMForecaster(seed, market=True),
+    # `foretab train` (no validation split) fits it on half the (window, horizon) rows.
+    "lgbm_market": lambda seed: LightGBMForecaster(seed, market=True, fixed_row_fraction=0.5),
     "timesnet": lambda seed: TimesNetForecaster(seed),
     "timexer": lambda seed: TimeXerForecaster(seed),
+    "nhits": lambda seed: NHITSForecaster(seed),
 }
 #: the models that need the ``[neural]`` extra
-NEURAL = frozenset({"timesnet", "timexer"})
+NEURAL = frozenset({"timesnet", "timexer", "nhits"})
 IMPUTERS: dict[str, Callable[[int], Imputer]] = {
     "linear": lambda seed: LinearImputer(seed),
     "lgbm_impute": lambda seed: LightGBMImputer(seed),

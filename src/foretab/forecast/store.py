@@ -292,8 +292,10 @@ def fit_store_model(
 #: hold-out); the calibration copy fits on the months before R−18.
 BACKTEST_ORIGINS = 18
 #: Share of the training rows the calibration copy of a LightGBM model fits on (it only
-#: measures residuals; a slightly weaker copy errs towards wider intervals).
-CALIBRATION_ROW_FRACTION = 0.5
+#: measures residuals; a slightly weaker copy errs towards wider intervals). 0.3 with the
+#: default's half-row main fit: corpus hold-out 80% coverage 77.4% (0.5: 77.3%, 0.25 with
+#: a 0.4-row main fit: 77.2% and MAE 2,929).
+CALIBRATION_ROW_FRACTION = 0.3
 
 
 def _calibration_copy(name: str, seed: int) -> Forecaster:
