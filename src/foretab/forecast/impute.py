@@ -144,9 +144,12 @@ class LightGBMImputer(Imputer):
     def __init__(
         self,
         seed: int = 0,
-        hide_rate: float = 0.2,
-        rounds: int = 4,
-        n_estimators: int = 400,
+        # The val split hides about 12% of the observed cells (mostly one per series);
+        # hiding as many while training, on more rounds and with more trees, scored
+        # MAE 1,992.3 on val against 2,007.2 for (0.2, 4 rounds, 400 trees).
+        hide_rate: float = 0.12,
+        rounds: int = 6,
+        n_estimators: int = 1000,
         market: bool = False,
     ) -> None:
         super().__init__(seed)
