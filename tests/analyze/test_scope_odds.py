@@ -340,3 +340,25 @@ def test_entities_of_a_one_level_corpus_are_their_own_group(
     assert groups is not None
     assert groups[0] != groups[1]  # no place above them: no shared shock
     assert groups[2] == groups[3] == ("Nanjing", "Jiangning District")
+
+
+def test_an_analyzer_with_comonotone_months_reproduces_the_months_bounds() -> None:
+    from foretab.analyze.scenarios import Copula
+
+    sd = 1_000.0
+    points = {A: {JAN: _normal(10_000.0, sd), FEB: _normal(10_000.0, sd)}}
+    plan = _window_plan(Aggregate.MEAN)
+    result = RuleAnalyzer(copula=Copula(1.0, 0.0)).analyze(plan, HISTORY, _forecast(points))
+    (interval,) = result.intervals
+    half = norm.ppf(0.9) * sd  # the months' own bounds, averaged
+    assert interval.hi == pytest.approx(10_000 + half, abs=3 * _quantile_se(sd))
+    assert "correlation 1)" in result.uncertainty
+    assert scenarios.copula() == Copula()  # the analyzer's copula does not leak
+
+
+def test_impossible_correlations_are_refused() -> None:
+    from foretab.analyze.scenarios import Copula
+    from foretab.errors import QuestionError
+
+    with pytest.raises(QuestionError, match="--shared-correlation"):
+        Copula(0.2, 0.5)

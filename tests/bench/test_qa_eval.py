@@ -282,3 +282,32 @@ def test_report_lists_interval_coverage_by_kind() -> None:
     assert "window mean" in lines[2]
     assert lines[-1] == "| Full pipeline, val, point | 80.0% (n 5, width 1,234) |"
     assert len(lines) == 5  # the run without intervals is left out
+
+
+def test_cli_run_takes_the_scenarios_correlations(
+    bench_store: BenchStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from foretab.analyze.scenarios import Copula
+
+    _register()
+    runner = CliRunner()
+    items = read_items(bench_store.out / "test.jsonl")
+    seen: list[object] = []
+
+    def fake_engine(
+        db: str, ablation: str, model: str | None, items_: object, *engine_args: object
+    ) -> GoldEngine:
+        seen.append(engine_args[-1])
+        return GoldEngine({i.question: i for i in items})
+
+    monkeypatch.setattr(qa_eval, "make_engine", fake_engine)
+    run_json = tmp_path / "run.json"
+    args = ["bench", "run", "--db", bench_store.db, "--dataset", str(bench_store.out / "test.jsonl"),
+            "--json", str(run_json), "--limit", "3"]  # fmt: skip
+    ran = runner.invoke(app, [*args, "--month-correlation", "1", "--shared-correlation", "0"])
+    assert ran.exit_code == 0, ran.output
+    (options,) = seen
+    assert options["analyzer"].copula == Copula(1.0, 0.0)  # type: ignore[index]
+    assert json.loads(run_json.read_text())["copula"] == "months 1, shared 0"
+    bad = runner.invoke(app, [*args, "--month-correlation", "0.2", "--shared-correlation", "0.5"])
+    assert bad.exit_code != 0 and "--month-correlation" in bad.output

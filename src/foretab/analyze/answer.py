@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from foretab.analyze.probability import check_decision, decide
+from foretab.analyze.scenarios import Copula, using
 from foretab.analyze.scope import analyze_scope
 from foretab.analyze.values import (
     Series,
@@ -354,16 +355,19 @@ class RuleAnalyzer:
     """The exact, deterministic analyzer (``foretab.core.stages.Analyzer``).
 
     ``decision``: how a reasoning answer is chosen when the forecast has a distribution
-    (``foretab.analyze.probability``: ``most-probable`` or ``point``).
+    (``foretab.analyze.probability``: ``most-probable`` or ``point``); ``copula``: the
+    scenarios' correlations (``foretab.analyze.scenarios``; None: the defaults).
     """
 
     name = "rules"
 
-    def __init__(self, decision: str | None = None) -> None:
+    def __init__(self, decision: str | None = None, copula: Copula | None = None) -> None:
         self.decision = check_decision(decision)
+        self.copula = copula
 
     def analyze(self, plan: Plan, history: History, forecast: Forecast) -> Analysis:
         point = analyze(plan, history.series, forecast.values(), history.units, history.scopes)
         # Hook (issue 11): intervals in numeric texts, probabilities and the decision
         # rule for reasoning answers; lives in its own module.
-        return decide(plan, history, forecast, point, self.decision)
+        with using(self.copula):
+            return decide(plan, history, forecast, point, self.decision)

@@ -43,7 +43,7 @@ _OWN = "each month's own forecast interval"
 def _drawn() -> str:
     return (
         f"a window's aggregate: its quantiles over {N_SCENARIOS:,} scenarios (months through "
-        f"a Gaussian copula, correlation {scenarios.MONTH_CORRELATION:g})"
+        f"a Gaussian copula, correlation {scenarios.copula().months:g})"
     )
 
 

@@ -118,11 +118,11 @@ def decide(
 
 
 def _how(n: int = scenarios.N_SCENARIOS) -> str:
-    shared = scenarios.SHARED_CORRELATION
+    shared = scenarios.copula().shared
     across = f"shared shock {shared:g} within a group" if shared > 0 else "entities independent"
     return (
         f"{n:,} scenarios from the forecast quantiles (months through a Gaussian copula, "
-        f"correlation {scenarios.MONTH_CORRELATION:g}; {across})"
+        f"correlation {scenarios.copula().months:g}; {across})"
     )
 
 

@@ -21,6 +21,8 @@ of candidates costs tens of milliseconds, not seconds.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +47,46 @@ SEED = 0
 #: At most this many (scenario, entity, month) cells are drawn at once (8 bytes each):
 #: about 16 MB per working array, whatever the scope's size.
 CHUNK_CELLS = 2_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Copula:
+    """The scenarios' correlations: two months of one entity, two entities of one group.
+
+    ``foretab bench run --month-correlation X --shared-correlation Y`` sets them.
+    """
+
+    months: float = MONTH_CORRELATION
+    shared: float = SHARED_CORRELATION
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.shared <= self.months <= 1:
+            raise QuestionError(
+                f"the correlations must satisfy 0 <= shared ({self.shared:g}) <= months "
+                f"({self.months:g}) <= 1: a group's shock is part of each entity's lasting "
+                "error; e.g. --month-correlation 0.5 --shared-correlation 0.1"
+            )
+
+
+# The analyzer in force sets its copula for the duration of one analysis (``using``);
+# outside one, the module defaults apply. A context variable, so concurrent engines
+# (threads of the web server) never see each other's.
+_COPULA: ContextVar[Copula | None] = ContextVar("copula", default=None)
+
+
+def copula() -> Copula:
+    """The copula in force: the running analyzer's, else the module defaults."""
+    return _COPULA.get() or Copula(MONTH_CORRELATION, SHARED_CORRELATION)
+
+
+@contextmanager
+def using(chosen: Copula | None) -> Iterator[None]:
+    """Draw with ``chosen`` (None: the defaults) inside the block."""
+    token = _COPULA.set(chosen)
+    try:
+        yield
+    finally:
+        _COPULA.reset(token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,9 +258,10 @@ def _drawn(
     """``(first entity, [n, chunk, months] values)`` chunk by chunk, in entity order."""
     from scipy.special import ndtr  # LightGBM's own dependency
 
-    rho = MONTH_CORRELATION
+    dependence = copula()
+    rho = dependence.months
     # A group's shock is part of each entity's persistent error, never more than all of it.
-    shared = min(SHARED_CORRELATION, rho) if groups is not None else 0.0
+    shared = min(dependence.shared, rho) if groups is not None else 0.0
     rng = np.random.default_rng(seed)
     n_entities, n_months, n_levels = table.values.shape
     codes = _group_codes(groups, n_entities) if shared > 0 else None
@@ -260,7 +303,7 @@ def groups_of(refs: Sequence[EntityRef]) -> list[object] | None:
     An entity of a one-level corpus (no place above it) is its own group: the shared
     correlation was measured between projects of one district, not across a whole corpus.
     """
-    if SHARED_CORRELATION <= 0:
+    if copula().shared <= 0:
         return None
     return [(ref.outer, ref.inner) if ref.outer or ref.inner else ref for ref in refs]
 

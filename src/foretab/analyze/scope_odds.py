@@ -154,13 +154,13 @@ def _scenarios(cells: int, floor: int) -> int:
 
 def _how(n: int, shared: bool) -> str:
     across = (
-        f"entities of one group share a shock (correlation {scenarios.SHARED_CORRELATION:g})"
+        f"entities of one group share a shock (correlation {scenarios.copula().shared:g})"
         if shared
         else "entities independent"
     )
     return (
         f"{n:,} scenarios from the forecast quantiles: months through a Gaussian copula "
-        f"(correlation {scenarios.MONTH_CORRELATION:g}), {across}"
+        f"(correlation {scenarios.copula().months:g}), {across}"
     )
 
 
@@ -214,7 +214,7 @@ def _mean_interval(
     how = (
         f"interval of the mean over {len(refs):,} candidates (each with a value in a month "
         "as often as in the last 12): quantiles of the mean in "
-        + _how(n, scenarios.SHARED_CORRELATION > 0)
+        + _how(n, scenarios.copula().shared > 0)
     )
     return replace(point, text=text, intervals=tuple(intervals), uncertainty=how)
 
@@ -264,7 +264,7 @@ def _categorical(
         chosen.append(best)
     p_point = float(np.logical_and.reduce(point_hits).mean())
     p_best = float(np.logical_and.reduce(best_hits).mean())
-    shared = scenarios.SHARED_CORRELATION > 0
+    shared = scenarios.copula().shared > 0
     how = (
         f"probability of the whole answer: share of {_how(n, shared)}; "
         f"{len(drawn):,} of {len(bound):,} candidates drawn (the others cannot change it)"

@@ -18,7 +18,8 @@ def _calibrated(runs: list[RunJson]) -> list[RunJson]:
 
 def _label(run: RunJson) -> str:
     split = Path(str(run.get("dataset", ""))).stem or "?"
-    return f"{run.get('ablation_label', run.get('ablation'))}, {split}, {run.get('decision', '?')}"
+    label = f"{run.get('ablation_label', run.get('ablation'))}, {split}, {run.get('decision', '?')}"
+    return f"{label}, copula {run['copula']}" if run.get("copula") else label
 
 
 def decision_lines(runs: list[RunJson]) -> list[str]:

@@ -150,6 +150,20 @@ def run(
             "distribution) or 'point' (the point forecasts' verdict)."
         ),
     ] = "most-probable",
+    month_correlation: Annotated[
+        float | None,
+        typer.Option(
+            help="Scenarios: correlation of one entity's forecast errors between two months "
+            "(default 0.5; 1 = comonotone months)."
+        ),
+    ] = None,
+    shared_correlation: Annotated[
+        float | None,
+        typer.Option(
+            help="Scenarios: correlation between entities of one group, e.g. a district "
+            "(default 0.1; 0 = independent)."
+        ),
+    ] = None,
 ) -> None:
     """Ask the engine every question of DATASET and score it (ODTQA-FoRe metrics).
 
@@ -173,9 +187,18 @@ def run(
     )
     from foretab.analyze import RuleAnalyzer
     from foretab.analyze.probability import DEFAULT_DECISION
+    from foretab.analyze.scenarios import Copula
 
-    if decision != DEFAULT_DECISION:  # the default engine already decides this way
-        options["analyzer"] = RuleAnalyzer(decision)
+    chosen = Copula()
+    if month_correlation is not None or shared_correlation is not None:
+        chosen = Copula(
+            chosen.months if month_correlation is None else month_correlation,
+            chosen.shared if shared_correlation is None else shared_correlation,
+        )
+    if decision != DEFAULT_DECISION or chosen != Copula():
+        # The default engine already decides this way, with the default scenarios.
+        options["analyzer"] = RuleAnalyzer(decision, chosen)
+    copula = f"months {chosen.months:g}, shared {chosen.shared:g}"
     items = read_items(dataset)
     if limit is not None:
         items = items[:limit]
@@ -189,7 +212,7 @@ def run(
             result = run_parallel(
                 db, items, workers=workers, ablation=ablation, model=model,
                 dataset=str(dataset), progress=progress,
-                meta={"engine": engine, "decision": decision}, engine_kind=engine, llm_flags=flags, engine_options=options,
+                meta={"engine": engine, "decision": decision, "copula": copula}, engine_kind=engine, llm_flags=flags, engine_options=options,
             )  # fmt: skip
         else:
             built = make_engine(db, ablation, model, items, engine, flags, options)
@@ -197,7 +220,7 @@ def run(
                 result = run_benchmark(
                     built, items, ablation=ablation, model=model,
                     dataset=str(dataset), progress=progress,
-                    meta={"engine": engine, "decision": decision},
+                    meta={"engine": engine, "decision": decision, "copula": copula},
                 )  # fmt: skip
             finally:
                 close = getattr(built, "close", None)
