@@ -103,7 +103,7 @@ class Engine:
             #: the corpus schema stored with the store: entity levels, measures, table names
             self.schema = self.store.schema
             self.lexicon = Lexicon.of(self.schema)
-            self.index = EntityIndex(entities, self.lexicon.zh_words, self.schema.leaf.name)
+            self.index = EntityIndex(entities, self.lexicon.zh_words, self.lexicon.wording)
             # The store itself: the guard reads the generation the store opened.
             self.guard = GuardedExecutor(self.store, max_rows=max_rows, timeout_s=timeout_s)
         except BaseException:

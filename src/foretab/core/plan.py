@@ -200,6 +200,9 @@ class Wording:
     entity: str = ""
     entities: str = ""
     groups: tuple[str, ...] = ()
+    groups_plural: tuple[str, ...] = ()
+    entity_zh: str = ""  # the leaf level in Chinese messages ("项目")
+    place_average_zh: str = ""  # a whole place's average in Chinese messages ("平均房价")
 
     @classmethod
     def of(cls, schema: CorpusSchema) -> Wording:
@@ -216,6 +219,9 @@ class Wording:
             entity=schema.leaf.name,
             entities=schema.leaf.plural_name,
             groups=tuple(level.name for level in reversed(schema.groups)),
+            groups_plural=tuple(level.plural_name for level in reversed(schema.groups)),
+            entity_zh=schema.phrasing.entity_zh or schema.leaf.name,
+            place_average_zh=schema.phrasing.place_average_zh or f"平均{value_zh}",
         )
 
     def metric_name(self, metric: Metric) -> str:

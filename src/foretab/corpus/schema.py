@@ -122,6 +122,84 @@ class TableTemplates(_Frozen):
     caption: str = Field(min_length=6, max_length=200)
 
 
+class Refusal(_Frozen):
+    """A question about something the corpus does not hold: its pattern and its name."""
+
+    pattern: str = Field(min_length=1, max_length=1000)
+    what: str = Field(min_length=1, max_length=80)
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        return _regex(pattern)
+
+
+class Phrasing(_Frozen):
+    """How the corpus's questions word its things: the planner's cue patterns and words.
+
+    Regular expressions (fields ending in ``_en`` / ``_zh`` that are strings) and word
+    lists, read by ``foretab.parse``; empty patterns never match. Real estate's fill the
+    default schema; a schema without them asks in the generic question language only.
+    """
+
+    # Cue patterns (regular expressions), English
+    change_en: str = ""
+    count_en: str = ""
+    which_en: str = ""
+    which_named_en: str = ""
+    value_extreme_en: str = ""
+    value_not_units_en: str = ""
+    gap_after_en: str = ""
+    polite_en: str = ""
+    now_en: str = ""
+    high_en: str = ""
+    mean_en: str = ""
+    units_en: str = ""
+    # Alternations spliced into larger patterns (``a|b``)
+    top_n_nouns_en: str = ""
+    gap_words_en: str = ""
+    # Cue patterns, Chinese
+    range_zh: str = ""
+    threshold_after_zh: str = ""
+    count_zh: str = ""
+    value_extreme_zh: str = ""
+    top_units_zh: str = ""
+    zh_after_place: str = ""
+    place_as_whole: str = ""
+    units_zh: str = ""
+    value_zh: str = ""
+    entity_nouns_zh: str = ""
+    # Words
+    question_words_en: tuple[str, ...] = ()  # question vocabulary the linker skips
+    scope_words_en: tuple[str, ...] = ()  # words of a question about a place as a whole
+    filler_en: tuple[str, ...] = ()
+    filler_zh: tuple[str, ...] = ()
+    place_suffixes: tuple[str, ...] = ()  # a place name's suffixes a user may leave out
+    suffix_variants: dict[str, tuple[str, ...]] = {}
+    outer_suffixes: tuple[str, ...] = ()  # also appended to outer names ("nanjing city")
+    not_places_zh: tuple[str, ...] = ()  # "X市"-like words that name no place
+    refusals_en: tuple[Refusal, ...] = ()
+    refusals_zh: tuple[Refusal, ...] = ()
+    # Chinese message words: the leaf level, and a whole place's average
+    entity_zh: str = ""
+    place_average_zh: str = ""
+
+    @model_validator(mode="after")
+    def _patterns_compile(self) -> Phrasing:
+        for _field, value in self:
+            if isinstance(value, str):
+                _regex(value)
+        return self
+
+
+def _regex(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"not a regular expression ({exc}): {pattern[:60]!r}") from None
+    return pattern
+
+
 class CorpusSchema(_Frozen):
     """Everything the store, the planner and the answers need to know about a corpus."""
 
@@ -134,6 +212,7 @@ class CorpusSchema(_Frozen):
     # and the units sold of projects, districts and cities"); built from the names if empty.
     answers_en: str = Field("", max_length=200)
     answers_zh: str = Field("", max_length=100)
+    phrasing: Phrasing = Phrasing()
 
     @field_validator("measures")
     @classmethod

@@ -24,8 +24,9 @@ from enum import StrEnum
 
 from rapidfuzz import fuzz, process
 
-from foretab.core.plan import EntityRef
+from foretab.core.plan import EntityRef, Wording, default_wording
 from foretab.errors import AmbiguousEntityError, UnknownEntityError
+from foretab.parse.phrases import PHRASES
 from foretab.parse.question import Question, Segmenter
 from foretab.parse.text import Token, has_cjk, normalize, tokenize
 from foretab.parse.vocabulary import (
@@ -107,10 +108,14 @@ class EntityIndex:
     """Build once per store (a few hundred ms for ~5,600 projects); link in ~1 ms."""
 
     def __init__(
-        self, entries: Sequence[EntityEntry], words: Sequence[str] = (), noun: str = "project"
+        self,
+        entries: Sequence[EntityEntry],
+        words: Sequence[str] = (),
+        wording: Wording | None = None,
     ) -> None:
-        # ``noun``: what the corpus schema calls an entity ("project", "stock"), for messages.
-        self.noun = noun
+        # ``wording``: what the corpus schema calls its levels ("project", "stock"), for messages.
+        self.wording = wording or default_wording()
+        self.noun = self.wording.entity
         self.entries: tuple[EntityEntry, ...] = tuple(entries)
         self.refs = tuple(EntityRef(e.outer, e.inner, e.name, _zh(e.aliases)) for e in self.entries)
         self.outer_zh: dict[str, str] = {}
@@ -144,7 +149,7 @@ class EntityIndex:
                 self.outers.append(entry.outer)
                 outer_keys = _place_keys(entry.outer, entry.outer_aliases)
                 outer_keys |= {
-                    f"{key} {suffix}" for key in outer_keys for suffix in ("city", "shi")
+                    f"{key} {suffix}" for key in outer_keys for suffix in PHRASES.outer_suffixes
                 }
                 for name in outer_keys:
                     self._place_keys[name].append((MentionKind.OUTER, outer_ids[entry.outer]))
@@ -404,8 +409,9 @@ class EntityIndex:
             if unclaimed:
                 where = self._where(outer_names, place_set)
                 raise UnknownEntityError(
-                    f"unknown project '{unclaimed[0]}'{where}: no project of that name; "
-                    "`foretab projects --db DB --search TEXT` finds projects by name",
+                    f"unknown {self.noun} '{unclaimed[0]}'{where}: no {self.noun} of that "
+                    f"name; `foretab projects --db DB --search TEXT` finds {self.wording.entities} "
+                    "by name",
                     suggestions=self._suggest(unclaimed[0], scope_ids),
                 )
             return Linked((), tuple(outer_names), tuple(place_set), tuple(sorted(spans)))
@@ -459,7 +465,7 @@ class EntityIndex:
                 options = [self._label(pid), self._label(other)]
                 raise AmbiguousEntityError(
                     f"'{question[min(start, mention.start) : max(end, mention.end)]}' could be "
-                    f"{' or '.join(options)}; use the full project name",
+                    f"{' or '.join(options)}; use the full {self.noun} name",
                     suggestions=options,
                 )
 
@@ -519,16 +525,17 @@ class EntityIndex:
             if not in_scope:
                 where = self._where(outer_names, places)
                 raise UnknownEntityError(
-                    f"project '{mention.text}' is not{where}; "
+                    f"{self.noun} '{mention.text}' is not{where}; "
                     f"it exists in {', '.join(self._label(p) for p in ids[:5])}: "
-                    "name the right district or city",
+                    f"name the right {' or '.join(self.wording.groups)}",
                     suggestions=[self._label(p) for p in ids[:5]],
                 )
             ids = in_scope
         if len(ids) > 1:
             raise AmbiguousEntityError(
-                f"project '{mention.text}' exists in several places: "
-                f"{', '.join(self._label(p) for p in ids[:6])}; add its district and city",
+                f"{self.noun} '{mention.text}' exists in several places: "
+                f"{', '.join(self._label(p) for p in ids[:6])}; "
+                f"add its {' and '.join(self.wording.groups)}",
                 suggestions=[self._label(p) for p in ids[:6]],
             )
         return ids[0]
@@ -648,7 +655,7 @@ class EntityIndex:
             if rivals:
                 options = [self._label(p) for p in [best, *rivals]]
                 raise AmbiguousEntityError(
-                    f"'{original}' could be {', '.join(options)}; use the full project name",
+                    f"'{original}' could be {', '.join(options)}; use the full {self.noun} name",
                     suggestions=options,
                 )
             return best
@@ -662,10 +669,13 @@ class EntityIndex:
         suggestions = [self._label(pid) for _, pid in ranked[:3]]
         hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
         # A lone word is as likely a city or district outside the catalog ("Chengdu").
-        kind, outers = "project", ""
-        if " " not in text:
-            kind = "project, district or city"
-            outers = f" (the catalog's cities: {', '.join(sorted(self.outers))})"
+        kind, outers = self.noun, ""
+        if " " not in text and self.wording.groups:
+            kind = self.wording.named_levels
+            outers = (
+                f" (the catalog's {self.wording.groups_plural[-1]}: "
+                f"{', '.join(sorted(self.outers))})"
+            )
         raise UnknownEntityError(
             f"unknown {kind} '{original}'{where}{hint}{outers}",
             suggestions=suggestions,

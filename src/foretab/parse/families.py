@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from foretab.core.plan import ChangeMeasure, Extreme, Metric, ScopeOp, ScopeQuery, Threshold
+from foretab.parse.phrases import PHRASES
 from foretab.parse.vocabulary import measure_words
 from foretab.parse.zh_time import NUM as ZH_NUM
 from foretab.parse.zh_time import zh_number
@@ -24,18 +25,7 @@ _AMOUNT = r"(?:rmb|cny|¥|yuan)?\s*(?P<v>\d[\d,]*(?:\.\d+)?)\s*(?P<k>k\b|thousan
 
 _UNITS_EN = re.compile(measure_words(Metric.UNITS).en)
 _VALUE_EN = re.compile(measure_words(Metric.VALUE).en)
-_CHANGE_EN = re.compile(
-    r"\bhow\s+much\b[^?]*\b(?:rise|rises|fall|falls|change|changes|changed|increase|increased"
-    r"|decrease|decreased|drop|dropped|grow|grew|goes_up|goes_down|differ|gain|lose|move)\b"
-    r"|\bby\s+how\s+much\b|\bby\s+what\s+(?:percentage|percent|amount)\b"
-    r"|\bhow\s+much\s+(?:more|less|higher|lower|pricier|cheaper)\b"
-    r"|\b(?:what|how\s+big|how\s+large)\b[^?]*\b(?:change|increase|decrease|rise|fall|drop|growth"
-    r"|gain)\s+in\s+(?:the\s+)?(?:average\s+)?(?:price|prices|value)\b"
-    r"|\bhow\s+(?:did|has|have|will|does|do|would)\b[^?]*\bchange[sd]?\b"
-    r"|\b(?:what|how\s+big|how\s+large)\b[^?]*\b(?:percentage|percent|absolute|price|net)\s+"
-    r"(?:change|increase|decrease|rise|fall|drop|growth|gain)\b(?!\s+(?:the\s+)?most)"
-    r"|\bwhat\s+(?:was|is|will\s+be)\s+the\s+(?:change|difference|increase|decrease)\b"
-)
+_CHANGE_EN = re.compile(PHRASES.change_en)
 # "…: increase, decrease or stay the same?" asks for a direction, not an amount.
 _CHOICE_EN = re.compile(
     r"\bor\s+(?:stay|remain|decrease|fall|drop|go\s+down|goes_down|rise|increase|go\s+up"
@@ -59,21 +49,10 @@ _BETWEEN_EN = re.compile(
 _TOP_N_EN = re.compile(
     rf"\btop\s+(?P<a>{_EN_N})\b|\b(?:the\s+)?(?P<b>{_EN_N})\s+(?:most|least|cheapest|priciest"
     rf"|highest|lowest|best|worst|top|biggest|largest|pricier|cheaper|costliest|dearest"
-    rf"|leading|bestselling|best-selling)\b|\b(?P<c>{_EN_N})\s+(?:projects|estates|communities"
-    rf"|developments|complexes|ones)\b"
+    rf"|leading|bestselling|best-selling)\b|\b(?P<c>{_EN_N})\s+(?:{PHRASES.top_n_nouns_en}|ones)\b"
 )
-_COUNT_EN = re.compile(
-    r"\bhow\s+many\s+(?:projects|communities|developments|estates|complexes)\b"
-    r"|\bnumber\s+of\s+(?:projects|communities|developments)\b|\bcount\s+(?:of\s+)?projects\b"
-)
-_WHICH_EN = re.compile(
-    r"\bwhich\b|\bwhat\s+(?:project|projects|community|communities|development|are|were|is)\b"
-    r"|\blist\b|\bname\b|\bshow\b|\bwho\b|\btop\b|\brank\w*"
-    # "tell me the cheapest development": an extreme naming a project asks for the project
-    r"|\b(?:highest|lowest|cheapest|priciest|pricier|cheaper|dearest|costliest|best[\s-]?sell\w*"
-    r"|worst[\s-]?sell\w*)\s+(?:[\w-]+\s+){0,2}(?:projects?|developments?|communit(?:y|ies)"
-    r"|estates?|complex(?:es)?|properties|property|one)\b"
-)
+_COUNT_EN = re.compile(PHRASES.count_en)
+_WHICH_EN = re.compile(PHRASES.which_en)
 _HIGH_EN = re.compile(
     r"\b(?:highest|higher|priciest|pricier|dearest|most|maximum|max|top|best[\s-]?sell\w*"
     r"|greatest|biggest|largest|costliest|peak|peaked)\b"
@@ -97,28 +76,22 @@ _LOW_ZH = re.compile(
     r"|更低|更便宜|更少|较低|较少|较便宜|更差"
 )
 _TOP_N_ZH = re.compile(
-    rf"前\s*(?P<a>{ZH_NUM})\s*(?:名|位|个)?|(?P<b>{ZH_NUM})\s*个(?:小区|项目|楼盘)"
-    rf"|哪\s*(?P<c>{ZH_NUM})\s*个|(?P<d>{ZH_NUM})\s*(?:大|个)(?=[^，。？]*?(?:小区|项目|楼盘))"
+    rf"前\s*(?P<a>{ZH_NUM})\s*(?:名|位|个)?|(?P<b>{ZH_NUM})\s*个(?:{PHRASES.entity_nouns_zh})"
+    rf"|哪\s*(?P<c>{ZH_NUM})\s*个|(?P<d>{ZH_NUM})\s*(?:大|个)(?=[^，。？]*?(?:{PHRASES.entity_nouns_zh}))"
 )
-_RANGE_ZH = re.compile(
-    r"(?P<a>\d+(?:\.\d+)?)\s*(?P<wa>万)?\s*(?:元)?(?:/平方米|每平方米|/平米|每平米)?\s*"
-    r"(?:至|到|-|－|—|~|～)\s*(?P<b>\d+(?:\.\d+)?)\s*(?P<wb>万)?"
-)
+_RANGE_ZH = re.compile(PHRASES.range_zh)
 _THRESHOLD_ZH = re.compile(
     r"(?P<dir>超过|高于|多于|大于|超出|突破|不低于|低于|少于|小于|不足|不到|不超过)\s*"
     r"(?P<v>\d+(?:\.\d+)?)\s*(?P<w>万)?"
 )
 # "2万以上", "15000元以下": the bound before its direction word.
-_THRESHOLD_AFTER_ZH = re.compile(
-    r"(?P<v>\d+(?:\.\d+)?)\s*(?P<w>万)?\s*(?:元)?(?:/平方米|每平方米|/平米|每平米)?\s*"
-    r"(?P<dir>以上|以下|之上|之下)"
-)
+_THRESHOLD_AFTER_ZH = re.compile(PHRASES.threshold_after_zh)
 _CHANGE_ZH = re.compile(
     r"(?:高|低|贵|便宜|涨|跌|多|少)了?多少|相差多少|差多少|差距多大|涨了多少|跌了多少|变化了多少|变动了多少|变化多少|涨幅|跌幅|变化幅度|变化率|增幅|降幅|涨跌"
     r"|(?:增长|上涨|下跌|下降|减少|增加|上升|降低)了?多少"
 )
 _WHICH_MONTH_ZH = re.compile(r"哪个月|哪一个月|几月|哪月")
-_COUNT_ZH = re.compile(r"多少个小区|几个小区|多少个项目|几个项目|多少个楼盘|小区数量|项目数量")
+_COUNT_ZH = re.compile(PHRASES.count_zh)
 _MEAN_ZH = re.compile(r"平均|均值")
 _WHICH_ZH = re.compile(r"哪|有哪些|列出|排名|排行")
 
@@ -147,7 +120,7 @@ def metric_of(text: str, zh: bool) -> Metric:
     units = (_UNITS_ZH if zh else _UNITS_EN).search(text)
     if units is None:
         return Metric.VALUE
-    if not zh and re.search(r"\b(?:selling|sale|sales|sold)\s+(?:price|prices)\b", text):
+    if not zh and re.search(PHRASES.value_not_units_en, text):
         return Metric.VALUE
     return Metric.UNITS
 
@@ -288,7 +261,7 @@ def _without(text: str, match: re.Match[str] | None) -> str:
 
 def _top_units(text: str, zh: bool) -> bool:
     if zh:
-        return bool(re.search(r"(?:销量|销售|成交量|销售量)(?:排名|排行榜?)?前|销量最高的", text))
+        return bool(re.search(PHRASES.top_units_zh, text))
     return bool(re.search(r"best[\s-]?sell\w*|top\s+\w+\s+by\s+units|most\s+units", text))
 
 
@@ -296,8 +269,7 @@ def _value_extreme(text: str, zh: bool) -> Extreme | None:
     """The extreme that applies to the price (after "among the top N by units")."""
     if zh:
         m = re.search(
-            r"(?:均价|房价|价格|单价|售价)[^，。？]*?(最高|最贵|最低|最便宜|更高|更低)"
-            r"|(最高|最贵|最低|最便宜)[^，。？]*?(?:均价|房价|价格|售价)",
+            PHRASES.value_extreme_zh,
             text,
         )
         if not m:
@@ -305,9 +277,7 @@ def _value_extreme(text: str, zh: bool) -> Extreme | None:
         word = m.group(1) or m.group(2)
         return Extreme.HIGHEST if word in ("最高", "最贵", "更高") else Extreme.LOWEST
     m = re.search(
-        r"\b(highest|lowest|cheapest|priciest|pricier|cheaper|most\s+expensive"
-        r"|least\s+expensive)\b(?=[^?]*\bpric|\s*\??$)|\b(?:price|prices)\b[^?]*\b"
-        r"(highest|lowest)\b",
+        PHRASES.value_extreme_en,
         text,
     )
     if not m:

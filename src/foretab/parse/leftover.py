@@ -88,7 +88,8 @@ def refuse_unclaimed(question: Question, claims: Claims, lexicon: Lexicon | None
             f"按它回答会答成另一个问题；请去掉它后再问。{lexicon.can_answer_zh}"
         )
     raise QuestionError(
-        f"the question's '{part}' is not something foretab reads (not a project, place, "
-        "time, measure or question word), and answering without it would answer another "
+        f"the question's '{part}' is not something foretab reads (not a "
+        f"{lexicon.wording.entity}, place, time, measure or question word), and answering "
+        "without it would answer another "
         f"question; ask without it — {lexicon.can_answer}"
     )

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
-from foretab.core.plan import Metric
-from foretab.corpus.schema import CorpusSchema, default_schema
+from foretab.core.plan import Metric, Wording, default_wording
+from foretab.corpus.schema import CorpusSchema, Refusal, default_schema
 from foretab.parse import vocabulary as vocab
 
 Patterns = tuple[tuple[re.Pattern[str], str], ...]
@@ -31,6 +31,11 @@ class Lexicon:
     zh_words: tuple[str, ...]  # kept whole by the Chinese segmenter
     can_answer: str
     can_answer_zh: str
+    # (pattern, what was asked) of questions about things the store does not hold
+    refusals_en: Patterns = ()
+    refusals_zh: Patterns = ()
+    example: str = ""  # a question the store answers, for suggestions
+    wording: Wording = field(default_factory=default_wording)
 
     @classmethod
     def of(cls, schema: CorpusSchema) -> Lexicon:
@@ -59,7 +64,22 @@ class Lexicon:
             zh_words=schema.words_zh,
             can_answer=f"foretab answers {schema.answers}, past and forecast",
             can_answer_zh=f"foretab 可回答{schema.answers_in_chinese}，包括历史与预测",
+            refusals_en=_refusals(schema.phrasing.refusals_en),
+            refusals_zh=_refusals(schema.phrasing.refusals_zh),
+            example=_example(schema),
+            wording=Wording.of(schema),
         )
+
+
+def _refusals(refusals: Iterable[Refusal]) -> Patterns:
+    return tuple((re.compile(r.pattern), r.what) for r in refusals)
+
+
+def _example(schema: CorpusSchema) -> str:
+    """A question the store answers ("What will the price of P in District, City be …?")."""
+    places = ", ".join(level.name.title() for level in reversed(schema.groups))
+    where = f" in {places}" if places else ""
+    return f"What will the {schema.primary.name} of P{where} be next month?"
 
 
 def _alternatives(words: Iterable[str], *, word_bounds: bool) -> str:

@@ -40,6 +40,8 @@ from foretab.core.plan import (
     ScopeRef,
     Task,
     TimeWindow,
+    Wording,
+    default_wording,
 )
 from foretab.errors import QuestionError, UnknownEntityError
 from foretab.months import Month
@@ -65,6 +67,7 @@ from foretab.parse.passes import (
     measure_pass,
     time_pass,
 )
+from foretab.parse.phrases import PHRASES
 from foretab.parse.question import Question, read_question
 from foretab.parse.refuse import check_refusals
 
@@ -153,14 +156,12 @@ _GAP_BEFORE = re.compile(
 # ("their highest price exceeds ...").
 _GAP_BEFORE_VALUE = re.compile(
     r"\s*(?:(?:the|a|an|percentage|percent|relative|significant|sharp|overall|monthly|rate"
-    r"|rates|pace|speed|of|price|prices|average|value|home|housing|unit|in"
-    rf"|{_FORECAST_WORDS})\s+)*"
+    r"|rates|pace|speed|of|average|value|unit|in"
+    rf"|{PHRASES.gap_words_en}|{_FORECAST_WORDS})\s+)*"
 )
 _LEVEL_WORDS = frozenset({"higher", "highest", "maximum", "max", "deeper", "deepest"})
-_GAP_AFTER = re.compile(r"\s*(?:(?:the|by|a|an|at|in|price|prices|its|their|value)\s+)*")
-_WHICH = re.compile(
-    r"\bwhich\b|\bwhichever\b|\bwhose\b|\bwho\b|\bwhat\s+(?:project|community|development)\b"
-)
+_GAP_AFTER = re.compile(PHRASES.gap_after_en)
+_WHICH = re.compile(PHRASES.which_named_en)
 # A yes/no question, at the start of any clause ("Compared with now, will X ...?"), or an
 # embedded one ("tell me whether X will ..."). Polite requests ("could you tell me ...")
 # are rewritten away first, so they do not read as yes/no questions.
@@ -168,12 +169,7 @@ _YES_NO = re.compile(
     r"(?:^|[,;:.?!]\s*)(?:will|would|is|are|does|do|can|could|shall|might|may)\b|\bwhether\b"
 )
 _WH = re.compile(r"\b(?:what|whats|which|how|when|who|whose|where)\b")
-_POLITE = re.compile(
-    r"(?:^|(?<=[,;:.?!]))\s*(?:hi|hello|hey)?[\s,]*(?:please\s+)?(?:could|can|would|will)\s+you"
-    r"(?:\s+(?:please|kindly|possibly|also))*\s+(?=(?:tell|give|list|show|estimate|predict"
-    r"|forecast|provide|let|calculate|compute|say|share|find|check|project|work|figure|help"
-    r"|report|look|get|advise|indicate|state|quote|guess|describe|break)\b)"
-)
+_POLITE = re.compile(PHRASES.polite_en)
 # "compared with now": the single project's target is weighed against its current price.
 _VERSUS_NOW = re.compile(rf"\bversus\s+(?:what\s+it\s+(?:is|costs)\s+)?{_CURRENT}\b")
 _TREND = re.compile(
@@ -259,7 +255,9 @@ def _near_most(text: str, cue: re.Match[str]) -> re.Match[str] | None:
     return None
 
 
-def _comparison(text: str, several: bool, units: bool = False) -> tuple[Comparison, str]:
+def _comparison(
+    text: str, several: bool, units: bool = False, value: str = ""
+) -> tuple[Comparison, str]:
     """The comparison a question asks for and its text with the consumed cue removed.
 
     ``units``: a units question, where "more" / "fewer" name the highest / lowest.
@@ -313,10 +311,10 @@ def _comparison(text: str, several: bool, units: bool = False) -> tuple[Comparis
     if low:
         return Comparison.LOWEST, _remove(text, low)
     raise QuestionError(
-        "the question asks 'which' but says neither what to compare (highest / lowest price)"
-        " nor a direction (rise / fall)",
+        f"the question asks 'which' but says neither what to compare (highest / lowest "
+        f"{value or default_wording().value}) nor a direction (rise / fall)",
         suggestions=(
-            "Which of A or B will have the highest price next month?",
+            f"Which of A or B will have the highest {value or default_wording().value} next month?",
             "Which of A or B will rise the most next year?",
         ),
     )
@@ -413,9 +411,11 @@ def parse_question(
     ``QuestionError`` (or ``UnknownEntityError`` / ``AmbiguousEntityError``) naming the
     cause.
     """
-    if not question or not question.strip():
-        raise QuestionError("the question is empty; ask about a project and a time")
     lexicon = lexicon or default_lexicon()
+    if not question or not question.strip():
+        raise QuestionError(
+            f"the question is empty; ask about a {lexicon.wording.entity} and a time"
+        )
     read = read_question(question, index.segmenter)
     zh = read.zh
     timed = time_pass(entity_pass(read, index), reference)
@@ -436,10 +436,10 @@ def parse_question(
     if window is not None:
         _check_horizon(window, reference)
     if linked.entities:
-        _check_mixed_scope(question, timed.found.mentions, zh)
+        _check_mixed_scope(question, timed.found.mentions, zh, index.wording)
     if not linked.entities:
         if zh:
-            _check_zh_leftover(question, list(timed.found.mentions), spans)
+            _check_zh_leftover(question, list(timed.found.mentions), spans, index.wording)
         refuse_unclaimed(read, claims, lexicon)
         return _scope_plan(
             question,
@@ -454,8 +454,9 @@ def parse_question(
         )
     refuse_unclaimed(read, claims, lexicon)
     return _entity_plan(
-        question, reference, linked.entities, text, window, language, measured.metric
-    )
+        question, reference, linked.entities, text, window, language, measured.metric,
+        index.wording,
+    )  # fmt: skip
 
 
 def _check_horizon(window: TimeWindow, reference: Month) -> None:
@@ -474,19 +475,16 @@ def _zh_text(question: str, spans: list[tuple[int, int]]) -> str:
 
 # What may follow a place name in a Chinese question about the place as a whole; anything
 # else right after it ("南京市江宁区阳光天堂") is a project name the store does not know.
-_ZH_AFTER_PLACE = re.compile(
-    r"(?:[#\s的哪有内中里各和与及以，,、。？?！!：:；;（(）)销房均平成所共一总前排这在全整区范目现当"
-    r"下上本今去明未过近每哪个那所售价买卖市县最位其附周至到跟同还共是]|小区|项目|楼盘|$)"
-)
+_ZH_AFTER_PLACE = re.compile(PHRASES.zh_after_place)
 
 
 # A place named as a whole next to named projects: "with the Wuhan average", "和武汉市平均房价".
-_PLACE_AS_WHOLE = re.compile(
-    r"\s*(?:的\s*)?(?:平均|均价|房价|整体|average|mean|overall|as\s+a\s+whole)", re.I
-)
+_PLACE_AS_WHOLE = re.compile(PHRASES.place_as_whole, re.I)
 
 
-def _check_mixed_scope(question: str, mentions: Sequence[Mention], zh: bool) -> None:
+def _check_mixed_scope(
+    question: str, mentions: Sequence[Mention], zh: bool, words: Wording
+) -> None:
     """Refuse a question that weighs projects against a whole district or city."""
     for mention in mentions:
         if mention.kind is MentionKind.ENTITY:
@@ -498,15 +496,17 @@ def _check_mixed_scope(question: str, mentions: Sequence[Mention], zh: bool) -> 
             whole = whole if before.endswith(" the") or "whole" in whole.group() else None
         if whole:
             raise QuestionError(
-                f"这个问题把项目和整个“{mention.text}”放在一起比较；请分开问：项目的均价，或{mention.text}的平均房价"
+                f"这个问题把{words.entity_zh}和整个“{mention.text}”放在一起比较；请分开问："
+                f"{words.entity_zh}的{words.value_zh_short}，或{mention.text}的{words.place_average_zh}"
                 if zh
-                else f"the question compares projects with {mention.text} as a whole; ask "
-                f"separately for the projects' prices and for the average price in {mention.text}"
+                else f"the question compares {words.entities} with {mention.text} as a whole; ask "
+                f"separately for the {words.entities}' {words.value}s and for the average "
+                f"{words.value} in {mention.text}"
             )
 
 
 _ZH_PLACE_WORD = re.compile(r"[\u4e00-\u9fff]{2,8}(?:市|区|县)")
-_ZH_NOT_PLACE = frozenset({"开发区", "住宅区", "商业区", "市中心", "城市", "全市", "全区"})
+_ZH_NOT_PLACE = frozenset(PHRASES.not_places_zh)
 
 
 def _check_zh_place(read: Question, timed: Timed, index: EntityIndex) -> None:
@@ -524,13 +524,14 @@ def _check_zh_place(read: Question, timed: Timed, index: EntityIndex) -> None:
         ):
             outers = "、".join(index.outer_zh.get(c) or c for c in sorted(index.outers))
             raise UnknownEntityError(
-                f"unknown city or district '{segment.text}': the store holds {outers}; "
-                "`foretab tables --db DB` lists its districts"
+                f"unknown {' or '.join(reversed(index.wording.groups))} '{segment.text}': the "
+                f"store holds {outers}; `foretab tables --db DB` lists its "
+                f"{index.wording.groups_plural[0] if index.wording.groups else 'tables'}"
             )
 
 
 def _check_zh_leftover(
-    question: str, mentions: list[Mention], spans: list[tuple[int, int]]
+    question: str, mentions: list[Mention], spans: list[tuple[int, int]], words: Wording
 ) -> None:
     masked = _mask(question, spans)
     for mention in mentions:
@@ -541,8 +542,8 @@ def _check_zh_leftover(
             name = re.match(r"[\u3400-\u9fffA-Za-z0-9·]+", rest)
             word = name.group() if name else rest[:6]
             raise UnknownEntityError(
-                f"unknown project '{word}' in {mention.text}: no project of that name; "
-                "`foretab projects --db DB --search TEXT` finds projects by name"
+                f"unknown {words.entity} '{word}' in {mention.text}: no {words.entity} of that "
+                f"name; `foretab projects --db DB --search TEXT` finds {words.entities} by name"
             )
 
 
@@ -557,12 +558,14 @@ def _scope_plan(
     zh: bool,
     metric: Metric,
 ) -> Plan:
+    words = index.wording
     rising = (_ZH_RISE if zh else _RISE).search(text) or (_ZH_FALL if zh else _FALL).search(text)
     if rising:
         raise QuestionError(
-            "rises and falls are answered for named projects, not for a whole district or "
-            "city; name the projects to compare (`foretab projects --db DB --district D` "
-            "lists them), or ask for the highest / lowest / average price in the district"
+            f"rises and falls are answered for named {words.entities}, not for a whole "
+            f"{' or '.join(words.groups)}; name the {words.entities} to compare "
+            "(`foretab projects --db DB --district D` lists them), or ask for the highest / lowest / "
+            f"average {words.value} in the {(words.groups or ('store',))[0]}"
         )
     scopes = _scopes(index, mentions, linked)
     query = scope_query_of(text, zh, metric)
@@ -573,8 +576,9 @@ def _scope_plan(
     if not candidates:
         where = ", ".join(s.label for s in scopes)
         raise QuestionError(
-            f"no project in {where} has data for {window.first.label}–{window.last.label}; "
-            "`foretab projects --db DB` lists projects with their months"
+            f"no {words.entity} in {where} has data for {window.first.label}–"
+            f"{window.last.label}; `foretab projects --db DB` lists {words.entities} with their "
+            "months"
         )
     past = window.last <= reference
     return Plan(
@@ -600,6 +604,7 @@ def _entity_plan(
     window: TimeWindow | None,
     language: Language,
     metric: Metric,
+    words: Wording,
 ) -> Plan:
     zh = language is Language.ZH
     several = len(entities) > 1
@@ -609,7 +614,9 @@ def _entity_plan(
         comparison, rest = _zh_comparison(text, several, cues)
     else:
         try:
-            comparison, rest = _comparison(text, several, cues.metric is Metric.UNITS)
+            comparison, rest = _comparison(
+                text, several, cues.metric is Metric.UNITS, value=words.value
+            )
         except QuestionError:
             if which_month is None and cues.metric is Metric.VALUE:
                 raise
@@ -669,8 +676,8 @@ def _entity_plan(
         aggregate = Aggregate.EACH
     if categorical and aggregate is Aggregate.EACH:
         raise QuestionError(
-            "a comparison needs one target per project, not a value for each month; "
-            "ask about the average, highest or lowest price of the window",
+            f"a comparison needs one target per {words.entity}, not a value for each month; "
+            f"ask about the average, highest or lowest {words.value} of the window",
         )
     if change is not None and aggregate is Aggregate.EACH:
         aggregate = Aggregate.MEAN

@@ -24,6 +24,7 @@ from foretab.parse import vocabulary as vocab
 from foretab.parse.claims import Claims, Pass, Span, claim_matches
 from foretab.parse.entities import EntityIndex, Linked, Mention
 from foretab.parse.lexicon import Lexicon, default_lexicon
+from foretab.parse.phrases import PHRASES
 from foretab.parse.question import Question
 from foretab.parse.timexpr import find_time_match
 from foretab.parse.zh_time import find_zh_time
@@ -113,7 +114,7 @@ def link_pass(timed: Timed, index: EntityIndex) -> Resolved:
 
 
 # "selling price" / "sales prices" name the price, not the units sold.
-_VALUE_NOT_UNITS = re.compile(r"\b(?:selling|sale|sales|sold)\s+(?:price|prices)\b")
+_VALUE_NOT_UNITS = re.compile(PHRASES.value_not_units_en)
 
 
 def measure_pass(entities: Resolved, lexicon: Lexicon | None = None) -> Measured:

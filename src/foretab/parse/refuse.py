@@ -16,37 +16,6 @@ if TYPE_CHECKING:
     from foretab.parse.lexicon import Lexicon
 
 
-# (pattern, the name of what was asked) — measures and facts the store does not hold.
-_MEASURES_EN: tuple[tuple[str, str], ...] = (
-    (r"\bdevelop(?:er|ers|ed\s+by)\b|\bwho\s+(?:built|builds|is\s+building|developed)\b"
-     r"|\bbuilder\b|\bbuilt\s+(?:it|by)\b|\bwho\s+built\b", "developer"),
-    (r"\bfloor\s+(?:area|space)s?\b|\bgross\s+area\b|\bsquare\s+footage\b|\bhow\s+(?:big|large)\b"
-     r"|\bsize\s+of\s+the\s+(?:flats|apartments|units|homes)\b"
-     r"|\bhow\s+many\s+square\s+(?:metres|meters|feet)\b|\bsquare\s+(?:metres|meters)\s+(?:do|does|are|is)\b",
-     "floor area"),
-    (r"\brent(?:s|al|als|ed|ing)?\b|\blease\b|\byield\b", "rent"),
-    (r"\bbed\s*rooms?\b|\bbath\s*rooms?\b|\blayouts?\b|\bfloor\s*plans?\b", "bedrooms / layout"),
-    (r"\b(?:mortgage|interest\s+rates?|down\s+payment|property\s+tax|tax(?:es)?)\b",
-     "mortgage / tax"),
-    (r"\b(?:buyers?|owners?|residents?|tenants?|investors?|demand|occupants?|agents?)\b",
-     "buyers / owners"),
-    (r"\b(?:per\s+)?square\s+(?:foot|feet)\b|\bsq\.?\s*f(?:oo)?t\b|\bper\s+(?:acre|ping)\b"
-     r"|\b(?:in\s+)?(?:us\s+|american\s+|hong\s+kong\s+|hk\s+)?dollars?\b|\busd\b|\bhkd\b"
-     r"|\beuros?\b|\bpounds?\b", "price in other units"),
-    (r"\bhow\s+many\s+(?:people|residents|inhabitants|households)\b|\bgdp\b|\bincomes?\b"
-     r"|\bsalar(?:y|ies)\b|\bwages?\b|\bunemployment\b|\beconomy\b", "population / economy"),
-    (r"\b(?:schools?|metro|subway|parking|amenities|address|location|population"
-     r"|vacancy|occupancy|completion\s+date|handover|inventory|listings?|supply)\b",
-     "other facts"),
-)  # fmt: skip
-_MEASURES_ZH: tuple[tuple[str, str], ...] = (
-    (r"开发商|开发企业|谁开发|哪家公司开发|建造商|谁建", "developer（开发商）"),
-    (r"建筑面积|占地面积|面积多大|户型|几室|套内面积", "floor area（面积/户型）"),
-    (r"租金|租赁|出租|月租|租售比", "rent（租金）"),
-    (r"美元|美金|港币|港元|欧元|英镑|平方英尺|英亩", "price in other units（其他货币或面积单位）"),
-    (r"人口|常住人口|GDP|gdp|人均收入|工资|收入水平|经济", "population / economy（人口/经济）"),
-    (r"物业费|学区|地铁|车位|容积率|绿化率|交房|库存|贷款|利率|税", "other facts（其他信息）"),
-)
 _WHY_EN = re.compile(
     r"\bwhy\b|\bexplain\w*\b|\breasons?\b|\bcauses?\b|\bcaused\b|\bwhat\s+drove\b"
     r"|\bwhat\s+(?:is|was)\s+behind\b|\bhow\s+come\b|\bdescribe\b|\banaly[sz]e\b|\bthoughts\b"
@@ -82,8 +51,9 @@ def check_refusals(text: str, *, zh: bool, lexicon: Lexicon | None = None) -> No
             + (f" (the second starts at '{second.group().strip()}')" if second else "")
             + "; ask them one at a time"
         )
-    for pattern, what in _MEASURES_ZH if zh else _MEASURES_EN:
-        match = re.search(pattern, lowered)
+    # Measures and facts the store does not hold: the corpus schema's refusals.
+    for pattern, what in lexicon.refusals_zh if zh else lexicon.refusals_en:
+        match = pattern.search(lowered)
         if match:
             raise QuestionError(
                 (
@@ -92,7 +62,7 @@ def check_refusals(text: str, *, zh: bool, lexicon: Lexicon | None = None) -> No
                     else f"the question asks for the {what} ('{match.group()}'), which the "
                     f"store does not hold; {can_answer}"
                 ),
-                suggestions=("What will the price of P in District, City be next month?",),
+                suggestions=(lexicon.example,),
             )
     why = (_WHY_ZH if zh else _WHY_EN).search(lowered)
     if why:

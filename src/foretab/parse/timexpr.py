@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from foretab.core.plan import TimeWindow
 from foretab.errors import QuestionError
 from foretab.months import MONTH_NAMES, Month
+from foretab.parse.phrases import PHRASES
 
 NUMBER_WORDS = (
     "one", "two", "three", "four", "five", "six",
@@ -401,12 +402,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(r"(?:the\s+)?(?:this|current)\s+quarter", _this_quarter),
     _rule(r"(?:the\s+)?(?:last|previous|past|prior)\s+quarter", _last_quarter),
     _rule(
-        r"(?:the\s+)?(?:this|current|present)\s+month|now|right\s+now|currently|at\s+present"
-        r"|presently|today|at\s+the\s+moment|as\s+of\s+now|these\s+days"
-        # "the current average price" with no other time named: the price at R.
-        r"|(?:the\s+)?(?:current|latest|present|most\s+recent|last\s+(?:known|recorded|observed))"
-        r"(?=\s+(?:average\s+|mean\s+|monthly\s+|known\s+|recorded\s+|observed\s+)?"
-        r"(?:price|prices|value))",
+        PHRASES.now_en,
         _fixed(0, 0),
         weak=True,
     ),

@@ -20,30 +20,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from foretab.core.plan import Metric
+from foretab.parse.phrases import PHRASES
 
 _WORDS = """
 a about above across after again against ahead all also am among amongst an and any are
 around as ask asking at average averaged averages based be been before being below between
 biggest bigger both but by can change changes cheaper cheapest climb climbs compare compared
 comparing comparison could current currently decline declines decrease decreases
-decreasing did do does down drop drops during each either estate estimate estimated
+decreasing did do does down drop drops during each either estimate estimated
 expect expected expensive fall falls faster fastest figure for forecast forecasted forecasts
 from gain gains go goes going greater greatest grow growth had has have higher highest how
 i if in increase increases increasing is it its itself larger largest least less level
 likely lower lowest many max maximum may me mean median might min minimum more most much
 my neighborhood neighborhoods neighbourhood neighbourhoods next no not now of on or our out
-over per percent percentage please predict predicted prediction price prices pricing
-project projects property properties rate rather relative respectively rise rises rising
+over per percent percentage please predict predicted prediction
+property properties rate rather relative respectively rise rises rising
 see shall should show sink so than that the their them then there these they this those
 through to trend up value values versus vs was we were what when where whether which while
 who whose will with within would year years you your month months monthly quarter quarters
 half coming following upcoming past last previous first second third fourth final
 end beginning start whole entire full period time january february march april june july
 august september october november december jan feb mar apr jun jul aug sep sept oct nov dec
-two three four five six seven eight nine ten eleven twelve community communities
-development developments estates housing residential complex complexes
+two three four five six seven eight nine ten eleven twelve
+development developments residential complex complexes
 per square meter metre sqm yuan rmb cost costs worth selling sale sales sold transaction
-units unit homes flats apartments sell sells best worst
+units unit flats sell sells best worst
 transactions option options choose among between give tell list provide calculate compute
 peak top bottom trough priciest dearest
 appreciate appreciates depreciate depreciates fluctuate jump jumps surge surges
@@ -60,56 +61,30 @@ exceed exceeds exceeding above below under amount margin magnitude significant s
 forecasted figures figure number numbers rough roughly approximately about around
 help kindly could you tell let know looking look check find out answer question
 anticipate anticipated projection projections outlook predict predicted likely
-compare contrast difference differ between among versus goes_up goes_down priced district districts zone area shi qu
+compare contrast difference differ between among versus goes_up goes_down zone area shi qu
 early late mid middle ie eg happen happens happening recorded observed known quoted
 """
 
-QUESTION_WORDS: frozenset[str] = frozenset(_WORDS.split())
+QUESTION_WORDS: frozenset[str] = frozenset(_WORDS.split()) | set(PHRASES.question_words_en)
 
 # -- entity levels ------------------------------------------------------------------------
 
 # Suffixes a user may leave out: "Jiangning" for "Jiangning District".
-PLACE_SUFFIXES = (
-    "district",
-    "city",
-    "county",
-    "new area",
-    "cooperation zone",
-    "high tech zone",
-    "high tech development zone",
-)
+PLACE_SUFFIXES = PHRASES.place_suffixes
 # Other official or common spellings of a place-name suffix ("East Lake High-tech Zone" is
 # also "East Lake High-tech Development Zone"; "Jiangbei New Area" "Jiangbei New District").
-SUFFIX_VARIANTS = {
-    "high tech zone": (
-        "high tech development zone",
-        "high tech industrial development zone",
-        "high technology zone",
-        "high technology development zone",
-        "hitech zone",
-        "hightech zone",
-    ),
-    "new area": ("new district", "new zone"),
-    "economic development zone": (
-        "economic and technological development zone",
-        "economic technological development zone",
-        "economic and technology development zone",
-        "economic zone",
-        "development zone",
-    ),
-    "industrial park": ("industry park",),
-}
+SUFFIX_VARIANTS = PHRASES.suffix_variants
 # Words of a question about a place as a whole that are not names ("name the five
 # priciest communities", "the total number of homes sold").
 _SCOPE = """
 fewest fewer least name names total number list show tell give top
-typical level levels across priciest costliest dearest best worst estates among had
-have sold priced ranking rank ranked ranks bottom overall whole entire area
-district districts city cities region new homes units volume sales amount figure
-figures count many projects project communities community developments development complexes complex ones
+typical level levels across priciest costliest dearest best worst among had
+have sold ranking rank ranked ranks bottom overall whole entire area
+region new units volume sales amount figure
+figures count many developments development complexes complex ones
 one all every any each sell selling registered recorded market
 """
-SCOPE_WORDS: frozenset[str] = frozenset(_SCOPE.split())
+SCOPE_WORDS: frozenset[str] = frozenset(_SCOPE.split()) | set(PHRASES.scope_words_en)
 
 ZH_PLACE_LEVELS = ("市", "区", "县", "新区")
 """Chinese level words of a place name ("江宁区", "南京市")."""
@@ -129,18 +104,14 @@ class MeasureWords:
 MEASURES: tuple[MeasureWords, ...] = (
     MeasureWords(
         Metric.UNITS,
-        en=r"\bunits?\b|\bbest[\s-]?sell\w*|\bworst[\s-]?sell\w*|\bsold\b(?!\s+(?:for|at))|\bsells?\b(?!\s+(?:for|at))"
-        r"|\bsales\s+volume|\bvolume\b|\bnumber\s+of\s+(?:sales|transactions|homes|flats)\b"
-        r"|\bhow\s+many\s+(?:homes|flats|apartments|houses|properties|transactions|sales)\b"
-        r"|\btransactions\b|\btotal\s+sales\b|\bsales\b(?!\s+prices?\b)",
-        zh=r"销量|销售量|销售(?!价|均价|单价)|成交套数|套数|多少套|成交量|卖出|售出|卖了|卖得"
-        r"|几套|成交的房子数量|房子数量|房屋数量|成交了多少|销售数量|成交数量|卖房|套房",
+        en=PHRASES.units_en,
+        zh=PHRASES.units_zh,
     ),
     MeasureWords(
         Metric.VALUE,
         en=r"\bpric\w*|\bcost\w*|\bexpensive\b|\bcheap\w*|\bpricier\b|\bcheaper\b"
         r"|\bvaluations?\b",
-        zh=r"均价|房价|价格|单价|售价|价位|多少钱|贵|便宜",
+        zh=PHRASES.value_zh,
     ),
 )
 
@@ -169,21 +140,13 @@ MOST_EN = (
     r"|heaviest|maximum|max|further|furthest|farther|farthest|quicker|quickest|more\s+sharply"
     r"|more\s+steeply|more\s+quickly)\b"
 )
-HIGH_EN = (
-    r"\b(?:highest|higher|priciest|pricier|dearest|dearer|top|maximum|max|peak|peaks"
-    r"|greatest|greater|costliest|high\s+point|(?:bigger|larger|largest|biggest)"
-    r"(?=\s+(?:average\s+|mean\s+|monthly\s+|unit\s+)*(?:price|prices|value)\b))\b"
-)
+HIGH_EN = PHRASES.high_en
 LOW_EN = (
     r"\b(?:lowest|lower|cheapest|cheaper|minimum|min|bottom|trough|least|smallest|smaller"
     r"|lows|low\s+point)\b"
 )
 # "average price" names the measure; any other "average" asks for the mean.
-MEAN_EN = (
-    r"\bmean\b|\baverag(?:ed|es|ing)\b|\bas\s+a\s+whole\b|\boverall\b|\bon\s+the\s+whole\b"
-    r"|\baverage\b(?!\s+(?:(?:transaction|sale|sales|selling|housing|house|home|unit"
-    r"|listing|property|trading)\s+)?(?:prices?|price's|trend)\b)"
-)
+MEAN_EN = PHRASES.mean_en
 EACH_EN = (
     r"\beach\s+month\b|\bevery\s+month\b|\bmonthly\b|\bmonth\s+by\s+month\b"
     r"|\bper\s+month\b|\bfor\s+each\b|\beach\s+of\s+the\s+months\b|\bmonth-by-month\b"
@@ -221,15 +184,15 @@ gonna wanna going got get getting given expect expecting expected think thinks t
 look looking see seeing say said tell told wondering wonder want wanted need needs like
 curious interested idea sense ballpark approx approximate approximately roughly around
 about estimate estimated guess figure data info information stats statistics number
-square sq metre meter metres meters m2 sqm psm per yuan rmb cny unit home homes house
-houses flat flats apartment apartments property properties estate real residential
-housing market place places area areas located location situated based listed
+square sq metre meter metres meters m2 sqm psm per yuan rmb cny unit
+flat flats property properties real residential
+market place places area areas located location situated based listed
 happened happening happen going gone been being become became stand stands standing
 look looks looked sit sits sitting be am is are was were will would shall should can
 could may might must do does did done have has had having up down
 """
 FILLER_EN: frozenset[str] = (
-    QUESTION_WORDS | SCOPE_WORDS | frozenset(_FILLER_EN_EXTRA.split())
+    QUESTION_WORDS | SCOPE_WORDS | frozenset(_FILLER_EN_EXTRA.split()) | set(PHRASES.filler_en)
 ) - _MEANINGFUL_EN
 
 _FILLER_ZH = """
@@ -237,14 +200,14 @@ _FILLER_ZH = """
 是 是否 多少 多少钱 什么 怎么 怎样 如何 哪些 哪个 哪一个 哪家 哪 几 有 有没有 没有 吗 呢 吧 啊
 的 了 在 于 和 与 及 以及 或 或者 还是 并且 并 而且 其中 以上 以下 之间 之中 当中 里 里面 中 内
 位于 所在 地区 区域 地段 一带 附近 周边 范围 这 这个 那 那个 这些 那些 其 它 它们 该 此
-小区 项目 楼盘 房产 房屋 房子 住房 住宅 商品房 新房 楼市 市场 物业 成交 交易 销售 出售 记录 表现 情况
+项目 房产 房屋 房子 住房 住宅 商品房 新房 楼市 市场 物业 交易 销售 出售 记录 表现 情况
 数据 信息 统计 水平 大概 大约 约 左右 预计 预测 估计 将 将会 会 能 可能 可以 应该 达到 达 为 到 至
-每平方米 每平米 平方米 平米 元 万元 块 套 个 家 名 位 月份 年度 期间 时候 时 时期 阶段 目前
+每平米 平米 块 个 家 名 位 月份 年度 期间 时候 时 时期 阶段 目前
 整个 全部 所有 各 各个 各自 分别 一共 总共 总 共 共计 相比 比 比较 对比 相对 较 问下 问一下 帮忙 帮我看看
 告知 说明 提供 描述 阐述 给出 询问 找出 列出 列举 名称 名字 处于 居于 位居 位列 排在 排 占据 拥有
 第一位 排第一 一些 几个 多 值 峰 价 榜 榜单 排行榜 第一 首位 居首 位置 全区 全市 时间段 段时间 这段 那段 怎么样 表现
 """
-FILLER_ZH: frozenset[str] = frozenset(_FILLER_ZH.split())
+FILLER_ZH: frozenset[str] = frozenset(_FILLER_ZH.split()) | set(PHRASES.filler_zh)
 
 
 def _literal_words(*sources: str) -> tuple[str, ...]:
