@@ -9,6 +9,7 @@ import pytest
 from foretab.corpus.schema import (
     SLOTS,
     CorpusSchema,
+    Phrasing,
     SchemaError,
     default_schema,
     load_schema,
@@ -116,3 +117,13 @@ def test_mapping_flags_make_a_schema_named_after_the_columns() -> None:
 
 def load_schema_text(name: str) -> str:
     return packaged_schemas()[name]
+
+
+def test_a_schema_stored_before_phrasing_existed_gets_its_packaged_phrasing() -> None:
+    stored = json.loads(default_schema().to_json())
+    del stored["phrasing"]
+    schema = CorpusSchema.from_json(json.dumps(stored), "the store")
+    assert schema == default_schema()
+    assert schema.phrasing.refusals_en  # developer, rent, mortgage, …
+    other = {**stored, "name": "my corpus"}
+    assert CorpusSchema.from_json(json.dumps(other), "the store").phrasing == Phrasing()

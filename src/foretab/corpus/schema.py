@@ -338,7 +338,14 @@ class CorpusSchema(_Frozen):
     @classmethod
     def from_json(cls, text: str, where: str) -> CorpusSchema:
         try:
-            return cls.model_validate(json.loads(text))
+            data = json.loads(text)
+            if isinstance(data, dict) and "phrasing" not in data:
+                # Stored before schemas carried their phrasing: a packaged schema of the
+                # same name (real estate) lends its own, so the store parses as it did.
+                shipped = {s.name: s for s in map(load_schema, packaged_schemas())}
+                if data.get("name") in shipped:
+                    data["phrasing"] = shipped[data["name"]].phrasing.model_dump()
+            return cls.model_validate(data)
         except (ValueError, ValidationError) as exc:
             raise SchemaError(
                 f"{where} holds an invalid corpus schema ({_first_error(exc)}); the store was "
