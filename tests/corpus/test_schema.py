@@ -124,6 +124,7 @@ def test_a_schema_stored_before_phrasing_existed_gets_its_packaged_phrasing() ->
     del stored["phrasing"]
     schema = CorpusSchema.from_json(json.dumps(stored), "the store")
     assert schema == default_schema()
+    assert hash(schema) == hash(default_schema())  # frozen and hashable, phrasing included
     assert schema.phrasing.refusals_en  # developer, rent, mortgage, …
     other = {**stored, "name": "my corpus"}
     assert CorpusSchema.from_json(json.dumps(other), "the store").phrasing == Phrasing()

@@ -175,7 +175,8 @@ class Phrasing(_Frozen):
     filler_en: tuple[str, ...] = ()
     filler_zh: tuple[str, ...] = ()
     place_suffixes: tuple[str, ...] = ()  # a place name's suffixes a user may leave out
-    suffix_variants: dict[str, tuple[str, ...]] = {}
+    # other spellings of a suffix: (suffix, variants) pairs (a TOML table; pairs keep it hashable)
+    suffix_variants: tuple[tuple[str, tuple[str, ...]], ...] = ()
     outer_suffixes: tuple[str, ...] = ()  # also appended to outer names ("nanjing city")
     not_places_zh: tuple[str, ...] = ()  # "X市"-like words that name no place
     refusals_en: tuple[Refusal, ...] = ()
@@ -183,6 +184,11 @@ class Phrasing(_Frozen):
     # Chinese message words: the leaf level, and a whole place's average
     entity_zh: str = ""
     place_average_zh: str = ""
+
+    @field_validator("suffix_variants", mode="before")
+    @classmethod
+    def _pairs(cls, value: object) -> object:
+        return tuple(value.items()) if isinstance(value, dict) else value
 
     @model_validator(mode="after")
     def _patterns_compile(self) -> Phrasing:

@@ -73,7 +73,7 @@ QUESTION_WORDS: frozenset[str] = frozenset(_WORDS.split()) | set(PHRASES.questio
 PLACE_SUFFIXES = PHRASES.place_suffixes
 # Other official or common spellings of a place-name suffix ("East Lake High-tech Zone" is
 # also "East Lake High-tech Development Zone"; "Jiangbei New Area" "Jiangbei New District").
-SUFFIX_VARIANTS = PHRASES.suffix_variants
+SUFFIX_VARIANTS = dict(PHRASES.suffix_variants)
 # Words of a question about a place as a whole that are not names ("name the five
 # priciest communities", "the total number of homes sold").
 _SCOPE = """
