@@ -175,3 +175,20 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data folder not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+@pytest.fixture(params=["duckdb", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def empty_store_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Where a test can ingest a store, on each backend: a DuckDB path, or a fresh
+    PostgreSQL database (dropped afterwards with its ``_future`` side)."""
+    if request.param == "duckdb":
+        yield str(tmp_path / "corpus.duckdb")
+        return
+    import psycopg
+
+    server = request.getfixturevalue("pg_server")
+    name = server.fresh_dbname("store")
+    yield server.url(name)
+    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+        for each in (name, f"{name}_future"):
+            conn.execute(f'DROP DATABASE IF EXISTS "{each}" WITH (FORCE)')

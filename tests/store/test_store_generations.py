@@ -10,7 +10,6 @@ version of the data has its own price range, so a mix of two ingests cannot hide
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pandas as pd
@@ -73,17 +72,9 @@ def observe(db: str) -> int:
     return seen.pop()
 
 
-@pytest.fixture(params=["duckdb", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if request.param == "duckdb":
-        yield str(tmp_path_factory.mktemp("generations") / "corpus.duckdb")
-        return
-    server = request.getfixturevalue("pg_server")
-    name = server.fresh_dbname("gen")
-    yield server.url(name)
-    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
-        for each in (name, f"{name}_future"):
-            conn.execute(f'DROP DATABASE IF EXISTS "{each}" WITH (FORCE)')
+@pytest.fixture
+def db(empty_store_db: str) -> str:
+    return empty_store_db  # on each backend (tests/conftest.py)
 
 
 class Pauses:

@@ -7,12 +7,10 @@ worker was refused with "reopen".
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import pandas as pd
-import psycopg
 import pytest
 
 from foretab.months import Month
@@ -24,17 +22,9 @@ from tests.web.conftest import MINI_CSV, client_for
 QUESTION = "What was the price of Bund Garden in Huangpu, Shanghai in March 2021?"
 
 
-@pytest.fixture(params=["duckdb", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "duckdb":
-        yield str(tmp_path / "served.duckdb")
-        return
-    server = request.getfixturevalue("pg_server")
-    name = server.fresh_dbname("reload")
-    yield server.url(name)
-    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
-        for each in (name, f"{name}_future"):
-            conn.execute(f'DROP DATABASE IF EXISTS "{each}" WITH (FORCE)')
+@pytest.fixture
+def db(empty_store_db: str) -> str:
+    return empty_store_db  # on each backend (tests/conftest.py)
 
 
 def ingest_scaled(db: str, folder: Path, factor: float, reference: Month) -> None:

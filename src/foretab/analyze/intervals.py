@@ -104,15 +104,25 @@ def with_intervals(plan: Plan, history: History, forecast: Forecast, point: Anal
         lo, hi = around(value, lo, hi)
         intervals.append(AnswerInterval(row, lo, hi))
         methods.append(how)
-        shown = f"{value:,.2f}"
-        at = text.find(shown, cursor)
-        if at < 0:
-            continue
-        places = plan.wording.interval_decimals
-        insert = f"{shown} ({label}: {lo:,.{places}f}–{hi:,.{places}f})"
-        text = text[:at] + insert + text[at + len(shown) :]
-        cursor = at + len(insert)
+        text, cursor = said_with_interval(text, cursor, value, (lo, hi), label, plan)
     return replace(point, text=text, intervals=tuple(intervals), uncertainty=_said(methods))
+
+
+def said_with_interval(
+    text: str, cursor: int, value: float, bounds: tuple[float, float], label: str, plan: Plan
+) -> tuple[str, int]:
+    """``text`` with "(80%: lo–hi)" after the first ``value`` shown from ``cursor`` on.
+
+    Also returns where to look for the next value; both unchanged when it is not shown.
+    """
+    shown = f"{value:,.2f}"
+    at = text.find(shown, cursor)
+    if at < 0:
+        return text, cursor
+    places = plan.wording.interval_decimals
+    lo, hi = bounds
+    insert = f"{shown} ({label}: {lo:,.{places}f}–{hi:,.{places}f})"
+    return text[:at] + insert + text[at + len(shown) :], at + len(insert)
 
 
 def with_change_intervals(

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from foretab.analyze import scenarios
-from foretab.analyze.intervals import around
+from foretab.analyze.intervals import around, said_with_interval
 from foretab.analyze.scenarios import (
     N_SCENARIOS,
     draw_targets,
@@ -203,14 +203,7 @@ def _mean_interval(
         value = float(point.answer[row][0])
         lo, hi = around(value, *interval(means, forecast.level))
         intervals.append(AnswerInterval(row, lo, hi))
-        shown = f"{value:,.2f}"
-        at = text.find(shown, cursor)
-        if at < 0:
-            continue
-        places = plan.wording.interval_decimals
-        insert = f"{shown} ({label}: {lo:,.{places}f}–{hi:,.{places}f})"
-        text = text[:at] + insert + text[at + len(shown) :]
-        cursor = at + len(insert)
+        text, cursor = said_with_interval(text, cursor, value, (lo, hi), label, plan)
     how = (
         f"interval of the mean over {len(refs):,} candidates (each with a value in a month "
         "as often as in the last 12): quantiles of the mean in "
