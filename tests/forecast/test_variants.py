@@ -66,3 +66,28 @@ def test_the_market_index_fills_a_gap_at_the_bottom_of_a_dip_better() -> None:
         filled = imputer.impute(test)
         errors[market] = np.mean(np.abs(filled[hide] / truth[hide] - 1))
     assert errors[True] < 0.8 * errors[False]
+
+
+def test_the_store_skips_in_sample_residuals_only_when_a_backtest_replaces_them(
+    tiny_lgbm: None,
+) -> None:
+    from foretab.core.plan import EntityRef
+    from foretab.forecast.store import StoreModel, StorePanel, fit_store_model
+    from foretab.months import Month, month_range
+
+    ref = Month(2021, 12)
+
+    def fitted(months: int) -> StoreModel:
+        values = make_panel(60, months, seed=3)
+        entities = tuple(EntityRef("Nanjing", f"D{i % 3}", f"P{i}") for i in range(60))
+        panel = StorePanel(entities, tuple(month_range(ref - (months - 1), ref)), values)
+        return fit_store_model(panel, ref, "lgbm", seed=0)
+
+    long = fitted(30)
+    assert long.interval_method == "backtest"
+    assert long.forecaster.in_sample_residuals is False
+    # Too short for a backtest: the in-sample residuals are the intervals, so measured.
+    short = fitted(14)
+    assert short.interval_method == "in-sample"
+    grid = short.forecaster.residual_quantiles
+    assert (grid[:, -1] > grid[:, 0]).all()

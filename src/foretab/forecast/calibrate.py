@@ -38,6 +38,11 @@ MIN_TRAIN = 12
 MIN_ORIGINS = 3
 
 
+def can_backtest(months: int) -> bool:
+    """Whether a panel of ``months`` columns is long enough for a backtest."""
+    return months - MIN_TRAIN >= MIN_ORIGINS
+
+
 class TooShort(ValueError):
     """The panel is too short for a backtest (the store model keeps in-sample residuals)."""
 
@@ -70,7 +75,7 @@ def backtest_residuals(
     # A short panel gets fewer origins (its long horizons borrow from shorter ones); the
     # calibration copy needs at least MIN_TRAIN months to fit on.
     n_origins = min(n_origins, t - MIN_TRAIN)
-    if n_origins < MIN_ORIGINS:
+    if not can_backtest(t):
         raise TooShort(f"a backtest needs at least {MIN_TRAIN + MIN_ORIGINS} months")
     cut = t - n_origins  # columns 0..cut-1 train the calibration copy
     model = make_forecaster()

@@ -163,6 +163,10 @@ class LightGBMForecaster(Forecaster):
         self.boosters: list[lgb.Booster] = []
         self._last: tuple[object, np.ndarray, np.ndarray] | None = None
         self.residual_quantiles = np.zeros((MAX_HORIZON, 101))
+        # Without a validation split, ``fit`` measures residuals on its own training rows
+        # (100k rows through the trees); the store turns that off when a backtest will
+        # replace them (``foretab.forecast.calibrate``), and for the backtest's own copy.
+        self.in_sample_residuals = True
         self.fit_seconds = 0.0
 
     def restore(
@@ -283,7 +287,8 @@ class LightGBMForecaster(Forecaster):
                 best = booster.best_iteration or booster.num_trees()
                 booster = lgb.Booster(model_str=booster.model_to_string(num_iteration=best))
             self.boosters.append(booster)
-        self._fit_residuals(vx, vy, x, y, val is not None)
+        if val is not None or self.in_sample_residuals:
+            self._fit_residuals(vx, vy, x, y, val is not None)
         self.fit_seconds = time.perf_counter() - start
         return self
 

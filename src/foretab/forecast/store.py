@@ -240,7 +240,9 @@ def fit_store_model(
             f"the panel must end at the reference month {reference_month.iso}",
             suggestions=("build it with panel_arrays(frame, reference_month)",),
         )
-    from foretab.forecast.registry import get_forecaster  # heavy: LightGBM
+    from foretab.forecast.calibrate import can_backtest
+    from foretab.forecast.gbm import LightGBMForecaster  # heavy: LightGBM
+    from foretab.forecast.registry import get_forecaster
 
     name = model or STORE_DEFAULT_FORECASTER
     forecaster = get_forecaster(name, seed)
@@ -249,6 +251,9 @@ def fit_store_model(
     progress(stage, 0, 0)
     forecaster.on_progress = lambda done, total: progress(stage, done, total)
     places = entity_places(panel.entities)
+    if isinstance(forecaster, LightGBMForecaster) and calibrate:
+        # A backtest will set the intervals: residuals on its own rows would be wasted.
+        forecaster.in_sample_residuals = not can_backtest(len(panel.months))
     try:
         if forecaster.uses_places:
             forecaster.fit(panel.values, places=places)  # type: ignore[call-arg]
@@ -305,6 +310,7 @@ def _calibration_copy(name: str, seed: int) -> Forecaster:
     forecaster = get_forecaster(name, seed)
     if isinstance(forecaster, LightGBMForecaster):
         forecaster.row_fraction = min(forecaster.row_fraction, CALIBRATION_ROW_FRACTION)
+        forecaster.in_sample_residuals = False  # the backtest measures its residuals
     return forecaster
 
 
