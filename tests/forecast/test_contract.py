@@ -7,7 +7,7 @@ import pytest
 
 from foretab.errors import ForecastError
 from foretab.forecast import FORECASTERS, IMPUTERS, NEURAL, get_forecaster, get_imputer
-from foretab.forecast.neural import neural_available
+from foretab.forecast.neural import neural_installed
 
 from .synthetic import make_panel
 
@@ -22,7 +22,7 @@ def _params(names: list[str]) -> list[object]:
         if name in NEURAL:
             marks = [
                 pytest.mark.neural,
-                pytest.mark.skipif(not neural_available(), reason=NEURAL_MISSING),
+                pytest.mark.skipif(not neural_installed(), reason=NEURAL_MISSING),
             ]
             out.append(pytest.param(name, marks=marks, id=name))
         else:

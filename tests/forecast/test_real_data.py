@@ -8,7 +8,7 @@ import pytest
 
 from foretab.bench.corpus_forecast import bench_corpus
 from foretab.bench.forecast_bench import bench_forecast, bench_impute
-from foretab.forecast.neural import neural_available
+from foretab.forecast.neural import neural_installed
 from foretab.forecast.registry import DEFAULT_FORECASTER
 from foretab.months import Month
 from foretab.store.ingest import ingest_path
@@ -52,7 +52,7 @@ def test_default_imputer_beats_the_paper_on_val() -> None:
 @pytest.mark.slow
 @pytest.mark.neural
 @needs_data
-@pytest.mark.skipif(not neural_available(), reason="torch / neuralforecast not installed")
+@pytest.mark.skipif(not neural_installed(), reason="torch / neuralforecast not installed")
 def test_timexer_trains_on_cpu_and_beats_naive() -> None:
     from foretab.forecast import registry
 

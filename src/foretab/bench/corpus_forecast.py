@@ -18,7 +18,7 @@ from foretab.errors import ForecastError
 from foretab.forecast import registry
 from foretab.forecast.base import MAX_HORIZON
 from foretab.forecast.metrics import score
-from foretab.forecast.neural import neural_available
+from foretab.forecast.neural import neural_installed
 from foretab.forecast.store import (
     STORE_DEFAULT_FORECASTER,
     StorePanel,
@@ -73,7 +73,7 @@ def bench_corpus(
     truth = future[keep]
     rows = []
     for name in resolve_models(model, list(registry.FORECASTERS), "forecaster"):
-        if name in registry.NEURAL and not neural_available():
+        if name in registry.NEURAL and not neural_installed():
             progress(name, "skipped: torch / neuralforecast not installed (the [neural] extra)")
             continue
         progress(name, "fit")

@@ -17,7 +17,7 @@ from foretab.forecast import registry
 from foretab.forecast.base import MAX_HORIZON, Forecaster, ValidationSplit
 from foretab.forecast.data import read_forecast_csv, read_impute_csv
 from foretab.forecast.metrics import Scores, score
-from foretab.forecast.neural import neural_available
+from foretab.forecast.neural import neural_installed
 
 #: called with (model name, "fit" | "predict" | "skipped: why")
 Progress = Callable[[str, str], None]
@@ -124,7 +124,7 @@ def bench_forecast(
     rows = []
     timing = None
     for name in resolve_models(model, list(registry.FORECASTERS), "forecaster"):
-        if name in registry.NEURAL and not neural_available():
+        if name in registry.NEURAL and not neural_installed():
             progress(name, "skipped: torch / neuralforecast not installed (the [neural] extra)")
             continue
         progress(name, "fit")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import time
 import warnings
+from importlib.util import find_spec
 from typing import Any, Self
 
 import numpy as np
@@ -21,6 +22,15 @@ from foretab.errors import ForecastError
 from foretab.forecast.base import MAX_HORIZON, Forecaster, ValidationSplit, last_observed
 from foretab.forecast.impute import interpolate_linear
 from foretab.forecast.windows import cut_windows
+
+
+def neural_installed() -> bool:
+    """Whether the ``[neural]`` extra is installed, found without importing it.
+
+    Importing torch and Lightning takes seconds; test collection and the benchmarks'
+    model lists only need to know whether the models can run (``fit`` imports them).
+    """
+    return all(find_spec(name) is not None for name in ("torch", "neuralforecast"))
 
 
 def neural_available() -> bool:
