@@ -235,3 +235,16 @@ def test_the_benchmark_builder_adapts_to_the_schema(stocks_db: str, tmp_path: Pa
         engine.close()
     wrong = [(r.item.question, r.error) for r in run.results if not r.correct]
     assert not wrong, wrong[:3]
+
+
+def test_ask_prints_the_entities_in_the_schemas_words(stocks_db: str) -> None:
+    from typer.testing import CliRunner
+
+    from foretab.cli.main import _register, app
+
+    _register()
+    question = "What was the price of AAPL in March 2005?"
+    result = CliRunner().invoke(app, ["ask", question, "--db", stocks_db], env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.output.splitlines() if "AAPL" in line and "stocks" in line)
+    assert row.split() == ["stocks", "AAPL"]  # no empty "(, )" places for a one-level corpus

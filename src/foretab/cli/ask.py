@@ -33,6 +33,7 @@ from foretab.limits import check_question
 
 if TYPE_CHECKING:
     from foretab.core.answer import Answer
+    from foretab.core.plan import Plan
 
 
 @app.command()
@@ -103,9 +104,7 @@ def ask(
     details = Table(show_header=False, box=None)
     plan = answer.plan
     details.add_row("task", f"{plan.task.value} ({plan.aggregate.value}, {plan.comparison.value})")
-    details.add_row(
-        "projects", cell("; ".join(f"{p.name} ({p.inner}, {p.outer})" for p in plan.entities))
-    )
+    details.add_row(plan.wording.entities or "entities", cell(_entities_line(plan)))
     details.add_row(
         "window",
         cell(f"{plan.window.first.label} – {plan.window.last.label}  «{plan.window.expression}»"),
@@ -120,6 +119,15 @@ def ask(
         details.add_row("", line)
     details.add_row("ms", ", ".join(f"{k} {v * 1000:.1f}" for k, v in answer.trace.timings.items()))
     out.print(details)
+
+
+def _entities_line(plan: Plan) -> str:
+    """``Name (inner, outer)`` of each entity asked about; a one-level corpus has no places."""
+    shown = []
+    for ref in plan.entities:
+        places = ", ".join(p for p in (ref.inner, ref.outer) if p)
+        shown.append(f"{ref.name} ({places})" if places else ref.name)
+    return "; ".join(shown) or "-"
 
 
 def explain(answer: Answer) -> list[str]:
