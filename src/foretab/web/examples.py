@@ -24,13 +24,15 @@ def candidate_questions(projects: Sequence[EntityEntry], reference: Month) -> li
         return []
     (city, district), group = max(groups.items(), key=lambda kv: (len(kv[1]), kv[0]))
     a, b = (group + group)[:2]
-    place = f"{district}, {city}"
+    # A one-level corpus (stocks: just a symbol) has no places to name.
+    place = ", ".join(p for p in (district, city) if p)
+    where = f" in {place}" if place else ""
     questions = [
-        f"What will the monthly prices of {a.name} in {place} be in the next six months?",
-        f"Which of {a.name} or {b.name} in {place} will see a bigger price increase next year?",
-        f"What will the price of {b.name} in {place} be next month?",
-        f"Which project in {place} will be the most expensive next month?",
-        f"What was the highest price of {a.name} in {place} in {reference.year}?",
+        f"What will the monthly prices of {a.name}{where} be in the next six months?",
+        f"Which of {a.name} or {b.name}{where} will see a bigger price increase next year?",
+        f"What will the price of {b.name}{where} be next month?",
+        *([f"Which project in {place} will be the most expensive next month?"] if place else []),
+        f"What was the highest price of {a.name}{where} in {reference.year}?",
     ]
     chinese = next((p for p in recent if p.aliases and p.inner_aliases and p.outer_aliases), None)
     if chinese is not None:
