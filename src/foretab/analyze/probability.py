@@ -99,7 +99,7 @@ def decide(
     point_code = int(outcome(plan, point_targets[None, :], currents)[0])
     best = int(np.argmax(probs))
     zh = plan.language is Language.ZH
-    how = f"probability: share of {_how()} giving the answer"
+    how = f"probability: share of {scenarios.described()} giving the answer"
     if rule == "point" or probs[best] <= probs[point_code]:
         return _point_kept(point, float(probs[point_code]), zh, rule, how)
     answer = _decode(plan, best)
@@ -115,15 +115,6 @@ def decide(
             f"point forecasts alone give {other} ({percent(probs[point_code])})."
         )
     return Analysis(answer, text, float(probs[best]), rule, uncertainty=how)
-
-
-def _how(n: int = scenarios.N_SCENARIOS) -> str:
-    shared = scenarios.copula().shared
-    across = f"shared shock {shared:g} within a group" if shared > 0 else "entities independent"
-    return (
-        f"{n:,} scenarios from the forecast quantiles (months through a Gaussian copula, "
-        f"correlation {scenarios.copula().months:g}; {across})"
-    )
 
 
 def _point_kept(point: Analysis, probability: float, zh: bool, rule: str, how: str) -> Analysis:
@@ -152,7 +143,7 @@ def _which_month(
     point_code = labels.index(str(point.answer[0][0]))
     best = int(np.argmax(probs))
     zh = plan.language is Language.ZH
-    how = f"probability: share of {_how()} peaking or bottoming in that month"
+    how = f"probability: share of {scenarios.described()} peaking or bottoming in that month"
     if rule == "point" or probs[best] <= probs[point_code]:
         return _point_kept(point, float(probs[point_code]), zh, rule, how)
     chosen, other = months[best], months[point_code]

@@ -79,6 +79,20 @@ def copula() -> Copula:
     return _COPULA.get() or Copula(MONTH_CORRELATION, SHARED_CORRELATION)
 
 
+def described(n: int = N_SCENARIOS) -> str:
+    """The scenario model in words (the current copula), for the trace's ``uncertainty``."""
+    chosen = copula()
+    across = (
+        f"shared shock {chosen.shared:g} within a group"
+        if chosen.shared > 0
+        else "entities independent"
+    )
+    return (
+        f"{n:,} scenarios from the forecast quantiles (months through a Gaussian copula, "
+        f"correlation {chosen.months:g}; {across})"
+    )
+
+
 @contextmanager
 def using(chosen: Copula | None) -> Iterator[None]:
     """Draw with ``chosen`` (None: the defaults) inside the block."""

@@ -152,18 +152,6 @@ def _scenarios(cells: int, floor: int) -> int:
     return int(min(N_SCENARIOS, max(floor, SCENARIO_CELLS // max(cells, 1))))
 
 
-def _how(n: int, shared: bool) -> str:
-    across = (
-        f"entities of one group share a shock (correlation {scenarios.copula().shared:g})"
-        if shared
-        else "entities independent"
-    )
-    return (
-        f"{n:,} scenarios from the forecast quantiles: months through a Gaussian copula "
-        f"(correlation {scenarios.copula().months:g}), {across}"
-    )
-
-
 # --- the scope's mean ----------------------------------------------------------------------
 
 
@@ -206,8 +194,7 @@ def _mean_interval(
         text, cursor = said_with_interval(text, cursor, value, (lo, hi), label, plan)
     how = (
         f"interval of the mean over {len(refs):,} candidates (each with a value in a month "
-        "as often as in the last 12): quantiles of the mean in "
-        + _how(n, scenarios.copula().shared > 0)
+        "as often as in the last 12): quantiles of the mean in " + scenarios.described(n)
     )
     return replace(point, text=text, intervals=tuple(intervals), uncertainty=how)
 
@@ -257,9 +244,8 @@ def _categorical(
         chosen.append(best)
     p_point = float(np.logical_and.reduce(point_hits).mean())
     p_best = float(np.logical_and.reduce(best_hits).mean())
-    shared = scenarios.copula().shared > 0
     how = (
-        f"probability of the whole answer: share of {_how(n, shared)}; "
+        f"probability of the whole answer: share of {scenarios.described(n)}; "
         f"{len(drawn):,} of {len(bound):,} candidates drawn (the others cannot change it)"
     )
     zh = plan.language is Language.ZH
