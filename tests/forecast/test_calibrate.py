@@ -58,3 +58,19 @@ def test_a_short_panel_gets_fewer_origins_or_none() -> None:
     assert np.all(np.diff(cal.residual_quantiles, axis=1) >= 0)
     with pytest.raises(TooShort):
         backtest_residuals(_random_walk(50, 14, 0.02, seed=5), NaiveForecaster, 24)
+
+
+def test_coverage_by_volatility_splits_the_series_into_fifths() -> None:
+    from foretab.bench.corpus_forecast import coverage_by_volatility
+
+    rng = np.random.default_rng(6)
+    sigma = np.repeat([0.005, 0.01, 0.02, 0.04, 0.08], 20)[:, None]
+    window = 10_000 * np.exp(np.cumsum(rng.normal(0.0, 1.0, (100, 24)) * sigma, axis=1))
+    truth = window[:, -1:] * np.exp(rng.normal(0.0, 1.0, (100, 12)) * sigma)
+    # One fixed band of +-3%: it covers the calm series and misses the volatile ones.
+    lo, hi = window[:, -1:] * 0.97 * np.ones((1, 12)), window[:, -1:] * 1.03 * np.ones((1, 12))
+    fifths = coverage_by_volatility(lo, hi, truth, window)
+    assert fifths is not None and len(fifths) == 5
+    assert fifths[0] > 0.99 and fifths[-1] < 0.5
+    assert list(fifths) == sorted(fifths, reverse=True)
+    assert coverage_by_volatility(lo[:10], hi[:10], truth[:10], window[:10]) is None

@@ -113,7 +113,7 @@ def test_round_trip_gives_identical_predictions(store: str, model: str) -> None:
     assert elapsed < 1.0
     assert loaded.model == model and loaded.reference_month == REF
     # Models with intervals are calibrated on a backtest; the file says so.
-    method = "backtest" if model.startswith("lgbm") else "in-sample"
+    method = "backtest-per-series" if model.startswith("lgbm") else "in-sample"
     assert fitted.interval_method == loaded.interval_method == method
     expected = fitted.predict(history, 12)
     assert expected.shape == (12, 12) and np.isfinite(expected).all()
@@ -124,6 +124,9 @@ def test_round_trip_gives_identical_predictions(store: str, model: str) -> None:
         np.testing.assert_array_equal(
             loaded.predict_quantiles(history, 12, q), fitted.predict_quantiles(history, 12, q)
         )
+        # Per-series intervals: the scale model is saved with the quantiles.
+        assert fitted.forecaster.spread is not None  # type: ignore[attr-defined]
+        assert loaded.forecaster.spread == fitted.forecaster.spread  # type: ignore[attr-defined]
 
 
 @pytest.mark.usefixtures("tiny_lgbm")

@@ -84,7 +84,7 @@ def test_the_store_skips_in_sample_residuals_only_when_a_backtest_replaces_them(
         return fit_store_model(panel, ref, "lgbm", seed=0)
 
     long = fitted(30)
-    assert long.interval_method == "backtest"
+    assert long.interval_method == "backtest-per-series"
     assert long.forecaster.in_sample_residuals is False
     # Too short for a backtest: the in-sample residuals are the intervals, so measured.
     short = fitted(14)

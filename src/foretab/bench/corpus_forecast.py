@@ -105,9 +105,38 @@ def bench_corpus(
             bounds = None
         if bounds is not None:
             cov, width = interval_scores(bounds[..., 0], bounds[..., 1], truth)
-            row = dataclasses.replace(row, interval_level=level, coverage=cov, mean_width=width)
+            fifths = coverage_by_volatility(bounds[..., 0], bounds[..., 1], truth, window)
+            row = dataclasses.replace(
+                row,
+                interval_level=level,
+                coverage=cov,
+                mean_width=width,
+                coverage_by_volatility=fifths,
+            )
         rows.append(row)
     return rows
+
+
+def coverage_by_volatility(
+    lo: np.ndarray, hi: np.ndarray, truth: np.ndarray, window: np.ndarray
+) -> tuple[float, ...] | None:
+    """Coverage per fifth of the series by the volatility of their ``window`` (calm first).
+
+    Series without two observations in a row have no volatility and are left out; None
+    when too few series are left to cut into fifths.
+    """
+    from foretab.forecast.spread import own_volatility
+
+    vol = own_volatility(window)
+    known = np.isfinite(vol)
+    if known.sum() < 25:
+        return None
+    edges = np.quantile(vol[known], [0.2, 0.4, 0.6, 0.8])
+    fifth = np.where(known, np.searchsorted(edges, vol, side="right"), -1)
+    return tuple(
+        round(interval_scores(lo[fifth == k], hi[fifth == k], truth[fifth == k])[0], 4)
+        for k in range(5)
+    )
 
 
 def interval_scores(lo: np.ndarray, hi: np.ndarray, truth: np.ndarray) -> tuple[float, float]:

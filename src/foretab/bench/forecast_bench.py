@@ -41,6 +41,9 @@ class BenchRow:
     interval_level: float | None = None
     coverage: float | None = None
     mean_width: float | None = None
+    #: the same coverage per fifth of the series by their own volatility (calmest first;
+    #: ``foretab.forecast.spread``): honest intervals cover each fifth alike
+    coverage_by_volatility: tuple[float, ...] | None = None
 
     @classmethod
     def scored(
@@ -70,7 +73,7 @@ class BenchRow:
         data = asdict(self)
         if not self.default:
             del data["default"]  # the format: "default": true on one model only
-        for key in ("interval_level", "coverage", "mean_width"):
+        for key in ("interval_level", "coverage", "mean_width", "coverage_by_volatility"):
             if data[key] is None:
                 del data[key]
         return data

@@ -135,7 +135,12 @@ def explain(answer: Answer) -> list[str]:
     forecast = answer.forecast
     lines = []
     if forecast.level is not None:
-        how = {"backtest": "calibrated on a rolling backtest", "in-sample": "in-sample residuals"}
+        how = {
+            "backtest": "calibrated on a rolling backtest",
+            "backtest-per-series": "calibrated on a rolling backtest, scaled to each "
+            "series' own volatility",
+            "in-sample": "in-sample residuals",
+        }
         method = how.get(forecast.interval_method, forecast.interval_method or "")
         lines.append(f"{forecast.level:.0%} intervals" + (f", {method}" if method else ""))
     for ref, basis in forecast.basis.items():

@@ -141,12 +141,19 @@ def corpus_cmd(
 ) -> None:
     """Forecast R+1..R+12 from the history store; score against the future store.
 
-    Models with intervals also get their empirical coverage and mean width at --level.
+    Models with intervals also get their empirical coverage and mean width at --level,
+    and the coverage in each fifth of the series by their own volatility (calmest first).
     """
     from foretab.bench.corpus_forecast import bench_corpus
 
     rows = bench_corpus(db, model, seed, _progress, level=level, stored=stored)
     out.print(_table("Corpus forecasts R+1..R+12 vs the future store", rows))
+    for r in rows:
+        if r.coverage_by_volatility is not None:
+            fifths = " ".join(f"{c:.1%}" for c in r.coverage_by_volatility)
+            out.print(
+                f"{r.model}: {level:.0%} coverage by volatility fifth, calmest first: {fifths}"
+            )
     _write(json_out, rows)
 
 
@@ -158,9 +165,17 @@ def train_cmd(
         str | None, typer.Option(help=f"Forecaster name (default {STORE_DEFAULT_FORECASTER}).")
     ] = None,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    intervals: Annotated[
+        str,
+        typer.Option(
+            help="How intervals are calibrated on the backtest: 'per-series' (residuals "
+            "scaled by each series' own volatility) or 'pooled' (one relative width for "
+            "every series, as before)."
+        ),
+    ] = "per-series",
 ) -> None:
     """Refit the store's forecaster on its history (to the reference month) and save it."""
     from foretab.cli.training import train_with_bar, trained_line
 
-    fitted = train_with_bar(db, model, seed, console)
+    fitted = train_with_bar(db, model, seed, console, intervals=intervals)
     out.print(trained_line(fitted))

@@ -5,10 +5,17 @@ from __future__ import annotations
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from foretab.forecast.store import StoreModel, train_store_model
+from foretab.forecast.store import INTERVALS_PER_SERIES, StoreModel, train_store_model
 
 
-def train_with_bar(db: str, model: str | None, seed: int, console: Console) -> StoreModel:
+def train_with_bar(
+    db: str,
+    model: str | None,
+    seed: int,
+    console: Console,
+    *,
+    intervals: str = INTERVALS_PER_SERIES,
+) -> StoreModel:
     """Fit and save the store's model, with a progress bar over the boosting rounds."""
     with Progress(
         TextColumn("[bold]train[/]"),
@@ -24,7 +31,7 @@ def train_with_bar(db: str, model: str | None, seed: int, console: Console) -> S
         def progress(stage: str, done: int, total: int) -> None:
             bar.update(task, description=stage, completed=done, total=total or None)
 
-        return train_store_model(db, model, seed, progress)
+        return train_store_model(db, model, seed, progress, intervals=intervals)
 
 
 def trained_line(fitted: StoreModel) -> str:

@@ -179,7 +179,10 @@ class ForecastStepDoc(_StepDoc):
     months: list[str]
     level: float | None
     interval_method: str | None = Field(
-        None, description="how intervals were calibrated: 'backtest' (out-of-sample) or 'in-sample'"
+        None,
+        description="how intervals were calibrated: 'backtest' (out-of-sample), "
+        "'backtest-per-series' (out-of-sample, scaled to each series' volatility) or "
+        "'in-sample'",
     )
 
 

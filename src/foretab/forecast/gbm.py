@@ -30,6 +30,7 @@ from foretab.forecast.base import (
 )
 from foretab.forecast.features import window_features
 from foretab.forecast.market import Market, market_features
+from foretab.forecast.spread import Spread
 from foretab.forecast.windows import cut_windows
 
 
@@ -163,6 +164,9 @@ class LightGBMForecaster(Forecaster):
         self.boosters: list[lgb.Booster] = []
         self._last: tuple[object, np.ndarray, np.ndarray] | None = None
         self.residual_quantiles = np.zeros((MAX_HORIZON, 101))
+        # Set by a normalised backtest calibration: ``residual_quantiles`` are then in
+        # units of each series' error scale (``foretab.forecast.spread``).
+        self.spread: Spread | None = None
         # Without a validation split, ``fit`` measures residuals on its own training rows
         # (100k rows through the trees); the store turns that off when a backtest will
         # replace them (``foretab.forecast.calibrate``), and for the backtest's own copy.
@@ -174,10 +178,12 @@ class LightGBMForecaster(Forecaster):
         boosters: list[lgb.Booster],
         residual_quantiles: np.ndarray,
         market: Market | None = None,
+        spread: Spread | None = None,
     ) -> Self:
         """Set the fitted state read back from a data-only model file."""
         self.boosters = list(boosters)
         self.residual_quantiles = np.asarray(residual_quantiles, dtype=float)
+        self.spread = spread
         self.market = market
         self._last = None
         return self
@@ -314,6 +320,7 @@ class LightGBMForecaster(Forecaster):
         horizon = rx[:, -1].astype(int)
         grid = np.linspace(0.0, 1.0, 101)
         self.residual_quantiles = np.zeros((MAX_HORIZON, grid.size))
+        self.spread = None  # pooled residuals: one width for every series
         for h in range(1, MAX_HORIZON + 1):
             r = resid[horizon == h]
             if r.size == 0:
@@ -367,7 +374,11 @@ class LightGBMForecaster(Forecaster):
         quantiles: tuple[float, ...],
         places: Sequence[Place] | None = None,
     ) -> np.ndarray:
-        """``[n, h, q]``: the point forecast shifted by residual quantiles per horizon."""
+        """``[n, h, q]``: the point forecast shifted by residual quantiles per horizon.
+
+        With a ``spread`` the quantiles are normalised: each series' shift is scaled by
+        its own error scale (from the lookback window it is forecast from).
+        """
         q = np.asarray(quantiles, dtype=float)
         if np.any((q <= 0) | (q >= 1)):
             raise ForecastError(
@@ -379,4 +390,8 @@ class LightGBMForecaster(Forecaster):
         shift = np.stack(
             [np.interp(q, grid, self.residual_quantiles[k]) for k in range(h)]
         )  # [h, q]
-        return lev[:, :, None] * np.exp(pred[:, :, None] + shift[None, :, :])
+        shifts = shift[None, :, :]
+        if self.spread is not None:
+            window = check_panel(history)[:, -self.lookback :]
+            shifts = shifts * self.spread.scale(window)[:, None, None]
+        return lev[:, :, None] * np.exp(pred[:, :, None] + shifts)

@@ -51,12 +51,18 @@ class Manifest(BaseModel):
     trained_seconds: float = Field(ge=0)
     seed: int
     n_series: int = Field(ge=0)
-    #: where ``residual_quantiles`` come from: a rolling backtest (calibrated), a
+    #: where ``residual_quantiles`` come from: a rolling backtest (calibrated; per series:
+    #: normalised by each series' error scale, ``residual_spread``), a
     #: validation split, or the training windows themselves (too narrow)
-    interval_method: Literal["backtest", "validation", "in-sample"] = "in-sample"
+    interval_method: Literal["backtest", "backtest-per-series", "validation", "in-sample"] = (
+        "in-sample"
+    )
     hyper_parameters: dict[str, HyperValue] = Field(default_factory=dict)
     #: per-horizon quantiles (101-point grid) of log residuals: ``[12][101]``
     residual_quantiles: list[list[float]] | None = None
+    #: the error scale of normalised residuals, ``[typical, base, slope]``
+    #: (``foretab.forecast.spread``); absent: the quantiles are pooled log residuals
+    residual_spread: list[float] | None = None
     #: per-horizon drift of the drift model: ``[12]``
     drift: list[float] | None = None
     #: archive members holding LightGBM text models, one per ensemble member
@@ -141,6 +147,8 @@ def forecaster_state(name: str, forecaster: Forecaster) -> tuple[dict[str, objec
             "residual_quantiles": forecaster.residual_quantiles.tolist(),
             "boosters": [f"booster_{k}.txt" for k in range(len(texts))],
         }
+        if forecaster.spread is not None:
+            fields["residual_spread"] = forecaster.spread.as_list()
         if forecaster.market is not None:
             fields["market_keys"] = list(forecaster.market.keys)
             fields["market_change"] = _nullable(forecaster.market.change)
@@ -200,11 +208,16 @@ def _restore_lgbm(manifest: Manifest, boosters: list[str], hp: dict[str, HyperVa
     )
     residuals = _array(manifest.residual_quantiles, (MAX_HORIZON, 101), "residual_quantiles")
     market = _market(manifest) if uses_market else None
+    spread = None
+    if manifest.residual_spread is not None:
+        from foretab.forecast.spread import Spread
+
+        spread = Spread.from_list(manifest.residual_spread)
     try:
         parsed = [lgb.Booster(model_str=text) for text in boosters]
     except lgb.basic.LightGBMError as exc:
         raise ValueError(f"a booster is not a LightGBM text model ({_short(exc)})") from exc
-    return forecaster.restore(parsed, residuals, market)
+    return forecaster.restore(parsed, residuals, market, spread)
 
 
 def _market(manifest: Manifest) -> Market:

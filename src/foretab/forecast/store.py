@@ -42,6 +42,12 @@ _TRAIN_FIX = "foretab train --db DB"
 TrainProgress = Callable[[str, int, int], None]
 
 
+#: ``foretab train --intervals``: residuals scaled by each series' volatility, or one
+#: relative width for every series (``foretab.forecast.spread``).
+INTERVALS_PER_SERIES = "per-series"
+INTERVALS = (INTERVALS_PER_SERIES, "pooled")
+
+
 def _no_progress(stage: str, done: int, total: int) -> None:
     del stage, done, total
 
@@ -227,14 +233,17 @@ def fit_store_model(
     seed: int = 0,
     progress: TrainProgress = _no_progress,
     calibrate: bool = True,
+    intervals: str = INTERVALS_PER_SERIES,
 ) -> StoreModel:
     """Fit ``model`` on windows of ``panel`` (every training target at or before R).
 
     Any registered forecaster fits (the corpus benchmark scores them all); only the
     data-only persistable ones can be saved (``train_store_model`` checks first).
     With ``calibrate``, a model with intervals gets them from a rolling backtest
-    (:mod:`foretab.forecast.calibrate`), which costs a second, smaller fit.
+    (:mod:`foretab.forecast.calibrate`), which costs a second, smaller fit; ``intervals``
+    says whether residuals are scaled per series (``per-series``) or ``pooled``.
     """
+    check_intervals(intervals)
     if not panel.months or panel.months[-1] != reference_month:
         raise ForecastError(
             f"the panel must end at the reference month {reference_month.iso}",
@@ -273,11 +282,13 @@ def fit_store_model(
                 LOOKBACK,
                 n_origins=BACKTEST_ORIGINS,
                 places=places,
+                adaptive=intervals == INTERVALS_PER_SERIES,
             )
         except TooShort:  # under 15 months of history: in-sample residuals, and it says so
             cal = None
         if cal is not None:
             forecaster.residual_quantiles = cal.residual_quantiles  # type: ignore[attr-defined]
+            forecaster.spread = cal.spread  # type: ignore[attr-defined]
             method = cal.method
     return StoreModel(
         model=name,
@@ -301,6 +312,15 @@ BACKTEST_ORIGINS = 18
 #: default's half-row main fit: corpus hold-out 80% coverage 77.4% (0.5: 77.3%, 0.25 with
 #: a 0.4-row main fit: 77.2% and MAE 2,929).
 CALIBRATION_ROW_FRACTION = 0.3
+
+
+def check_intervals(intervals: str) -> None:
+    """Refuse an unknown ``--intervals`` choice, naming the known ones."""
+    if intervals not in INTERVALS:
+        raise ForecastError(
+            f"unknown interval calibration {intervals!r}",
+            suggestions=tuple(f"foretab train --db DB --intervals {k}" for k in INTERVALS),
+        )
 
 
 def _calibration_copy(name: str, seed: int) -> Forecaster:
@@ -330,17 +350,20 @@ def train_store_model(
     model: str | None = None,
     seed: int = 0,
     progress: TrainProgress = _no_progress,
+    *,
+    intervals: str = INTERVALS_PER_SERIES,
 ) -> StoreModel:
     """Fit on the history store at ``db`` up to its reference month, save it there."""
     from foretab.forecast.persist import require_persistable
     from foretab.store import open_history
 
     require_persistable(model or STORE_DEFAULT_FORECASTER)  # before a long fit, not after
+    check_intervals(intervals)
     with open_history(db) as store:
         ref = store_reference(store)
         progress("reading the history store", 0, 0)
         panel = panel_arrays(store.panel(), ref)
-        fitted = fit_store_model(panel, ref, model, seed, progress)
+        fitted = fit_store_model(panel, ref, model, seed, progress, intervals=intervals)
         progress("saving the model with the store", 0, 0)
         store.save_artifact(ARTIFACT_NAME, fitted.to_bytes())
     return fitted

@@ -1,0 +1,133 @@
+"""How wide one series' forecast errors run: locally adaptive (normalised) conformal.
+
+Pooled residual quantiles give every series the same relative interval, but the corpus's
+series differ sixfold in noise: sorted into fifths by the volatility of their own monthly
+changes (2020–21), projects' mean |log(2022 price / Dec 2021 price)| runs from 0.05 in the
+calmest fifth to 0.34 in the most volatile. One width for all then over-covers the calm
+series and under-covers the volatile ones, and the probabilities of reasoning answers
+inherit the error (a calm series' Q1 maximum looks far likelier to beat today's price
+than it is).
+
+So the calibration backtest divides each residual by the series' *scale*, ``base + slope ×
+volatility``, fitted on the backtest's own |residuals|, and takes the per-horizon quantiles
+of those normalised residuals; a forecast multiplies them back by its series' scale. This
+is split conformal on normalised scores (Lei et al. 2018, "Distribution-free predictive
+inference for regression", §5.2): marginal coverage is kept, and the width follows the
+series.
+
+*Volatility* is the root mean square of the series' log changes between consecutive
+observations in the months a question reads (a change over a gap of g months divided by
+√g, as a random walk spreads), shrunk towards the corpus's typical value with the weight
+of ``PRIOR_CHANGES`` changes, so a series with two observed changes is not declared calm.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Shrinkage towards the corpus's typical volatility, in changes' worth of weight.
+PRIOR_CHANGES = 1.0
+#: A scale never falls below this share of the typical one: a series whose few observed
+#: prices were equal is still uncertain.
+MIN_SCALE_SHARE = 0.25
+
+
+def change_moments(history: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``history [n, T]``: (sum of squared gap-normalised log changes, count).
+
+    Callers pass the months a forecast reads (the model's lookback window).
+    """
+    window = np.asarray(history, dtype=float)
+    n, months = window.shape
+    with np.errstate(invalid="ignore", divide="ignore"):
+        logp = np.log(window)
+    total = np.zeros(n)
+    count = np.zeros(n)
+    last = np.full(n, np.nan)
+    last_at = np.zeros(n)
+    for col in range(months):
+        seen = np.isfinite(logp[:, col])
+        pair = seen & np.isfinite(last)
+        step = np.where(pair, (logp[:, col] - last) / np.sqrt(np.maximum(col - last_at, 1)), 0.0)
+        total += step * step
+        count += pair
+        last = np.where(seen, logp[:, col], last)
+        last_at = np.where(seen, col, last_at)
+    return total, count
+
+
+def own_volatility(history: np.ndarray) -> np.ndarray:
+    """Unshrunk volatility per row (NaN with no consecutive pair of observations)."""
+    total, count = change_moments(history)
+    return np.sqrt(np.divide(total, count, out=np.full(total.shape, np.nan), where=count > 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Spread:
+    """A series' error scale: ``base + slope × volatility`` (shrunk towards ``typical``)."""
+
+    typical: float
+    base: float
+    slope: float
+
+    def __post_init__(self) -> None:
+        if not (self.typical > 0 and self.base >= 0 and self.slope >= 0):
+            raise ValueError(
+                f"a spread needs typical > 0 and base, slope >= 0, got {self.as_list()}"
+            )
+        if self.base + self.slope * self.typical <= 0:
+            raise ValueError("a spread must give the typical series a positive scale")
+
+    def volatility(self, history: np.ndarray) -> np.ndarray:
+        """Each row's volatility, shrunk towards ``typical``."""
+        total, count = change_moments(history)
+        prior = PRIOR_CHANGES * self.typical**2
+        return np.sqrt((total + prior) / (count + PRIOR_CHANGES))
+
+    def scale(self, history: np.ndarray) -> np.ndarray:
+        """``[n]`` error scales of the rows of ``history`` (the typical series' is 1)."""
+        typical = self.base + self.slope * self.typical
+        raw = (self.base + self.slope * self.volatility(history)) / typical
+        return np.maximum(raw, MIN_SCALE_SHARE)
+
+    def as_list(self) -> list[float]:
+        return [self.typical, self.base, self.slope]
+
+    @classmethod
+    def from_list(cls, values: list[float]) -> Spread:
+        if len(values) != 3 or not all(np.isfinite(values)):
+            raise ValueError(f"a spread is three finite numbers, got {values!r}")
+        return cls(*(float(v) for v in values))
+
+
+def fit_spread(histories: list[np.ndarray], residuals: list[np.ndarray]) -> Spread:
+    """The scale that best predicts |residual| from volatility (least squares, ≥ 0).
+
+    ``histories[i]`` are the windows a backtest forecast read and ``residuals[i]`` their
+    log residuals ``[rows, horizons]`` (NaN where unobserved); every horizon counts.
+    """
+    own = np.concatenate([own_volatility(h) for h in histories])
+    typical = float(np.nanmedian(own)) if np.isfinite(own).any() else 0.0
+    typical = typical if typical > 0 else 1e-3
+    provisional = Spread(typical, 0.0, 1.0)
+    vol = np.concatenate([provisional.volatility(h) for h in histories])
+    size = np.concatenate([_row_mean_abs(r) for r in residuals])
+    ok = np.isfinite(vol) & np.isfinite(size)
+    if ok.sum() < 10:
+        return Spread(typical, typical, 0.0)  # too little to fit: every series alike
+    slope, base = np.polyfit(vol[ok], size[ok], 1)
+    if slope <= 0:
+        return Spread(typical, float(np.mean(size[ok])), 0.0)
+    if base < 0:  # through the origin: scale proportional to volatility
+        slope, base = float(np.sum(vol[ok] * size[ok]) / np.sum(vol[ok] ** 2)), 0.0
+    return Spread(typical, float(base), float(slope))
+
+
+def _row_mean_abs(errors: np.ndarray) -> np.ndarray:
+    """Mean |error| per row over its finite entries (NaN for a row with none)."""
+    finite = np.isfinite(errors)
+    total = np.where(finite, np.abs(errors), 0.0).sum(axis=1)
+    count = finite.sum(axis=1)
+    return np.divide(total, count, out=np.full(total.shape, np.nan), where=count > 0)
