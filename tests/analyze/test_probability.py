@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
-from foretab.analyze import RuleAnalyzer
+from foretab.analyze import RuleAnalyzer, scenarios
 from foretab.core.plan import (
     Aggregate,
     ChangeMeasure,
@@ -134,9 +136,10 @@ def test_a_windows_maximum_is_likelier_above_now_than_its_months_medians_say() -
     flat = {A: {m: _point(10_000.0, lambda u: 9_000 + 2_000 * u) for m in (JAN, FEB)}}
     result = RuleAnalyzer("most-probable").analyze(plan, HISTORY, _forecast(flat))
     assert result.answer == [["Increase"]]
-    # P(max of two months with correlation 0.5 above their median) = 1 - P(both below)
-    # = 1 - (1/4 + asin(0.5) / (2 pi)) = 2/3.
-    assert result.probability == pytest.approx(2 / 3, abs=0.03)
+    # P(max of two months with correlation rho above their median) = 1 - P(both below)
+    # = 1 - (1/4 + asin(rho) / (2 pi)); 2/3 at rho = 0.5.
+    rho = scenarios.MONTH_CORRELATION
+    assert result.probability == pytest.approx(0.75 - math.asin(rho) / (2 * math.pi), abs=0.03)
 
 
 def test_which_month_answers_state_the_share_of_scenarios_peaking_then() -> None:
