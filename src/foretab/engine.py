@@ -25,7 +25,6 @@ from foretab.core.stages import (
     FutureSource,
     HistoryReader,
     Planner,
-    RecordsSteps,
     TableRetriever,
 )
 from foretab.core.trace import (
@@ -216,8 +215,11 @@ class Engine:
         out: list[Step] = []
         stages = (self.planner, self.retriever, self.reader, self._future, self.analyzer)
         for stage in stages:
-            if isinstance(stage, RecordsSteps):
-                out.extend(stage.take_steps())
+            # What ``isinstance(stage, RecordsSteps)`` checks, without the runtime Protocol
+            # machinery: it ran 25 times an ask and cost 1.4 ms of a warm ~17.
+            take = getattr(stage, "take_steps", None)
+            if callable(take):
+                out.extend(take())
         return out
 
 
