@@ -28,6 +28,49 @@ SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 PG_MISSING = "PostgreSQL server binaries not found; install Debian's postgresql package"
 
 
+# ---- how `-n 2` shares the tests out ------------------------------------------------------
+# xdist's default (`--dist load`) deals tests out one chunk at a time, so both workers run
+# some tests of most modules and each builds that module's fixtures, and every expensive
+# session fixture, for itself. Here the unit of work is a module, and modules that share an
+# expensive session fixture are one unit, so it is built once: the bench dataset (~7 s),
+# the real-corpus store (~4 s), the torch / neuralforecast import (~5 s). The biggest
+# units go first, so the small ones even out the end. (`--dist loadgroup` would do the
+# grouping, but xdist 3.8 cannot rename pytest 9's node ids, so its groups are ignored.)
+# A module is put in a group when its source names the fixture.
+SHARED_FIXTURE_GROUPS = {
+    "bench_store": "bench-store",
+    "corpus_db": "corpus-db",
+    "neural_installed": "neural",
+}
+
+
+def _work_unit(nodeid: str, sources: dict[str, str]) -> str:
+    module = nodeid.split("::", 1)[0]
+    if module not in sources:
+        path = Path(__file__).resolve().parent.parent / module
+        sources[module] = path.read_text(encoding="utf-8") if path.is_file() else ""
+    for fixture, group in SHARED_FIXTURE_GROUPS.items():
+        if fixture in sources[module]:
+            return f"group:{group}"
+    return module
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    if config.getoption("dist") != "load":
+        return None  # an explicit --dist choice is kept
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedFixtureScheduling(LoadScopeScheduling):
+        def __init__(self, config: pytest.Config, log: object) -> None:
+            super().__init__(config, log)  # type: ignore[arg-type]
+            self._sources: dict[str, str] = {}
+
+        def _split_scope(self, nodeid: str) -> str:
+            return _work_unit(nodeid, self._sources)
+
+    return SharedFixtureScheduling(config, log)
+
+
 def find_pg_bindir() -> Path | None:
     """The folder holding ``initdb``/``pg_ctl``/``postgres``: PATH first, then Debian's."""
     on_path = shutil.which("initdb")
