@@ -12,6 +12,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,6 +22,12 @@ import pytest
 
 # The fake OpenAI-compatible server fixture, for every test folder (LLM engines, table QA).
 from tests.llm.fake_openai import fake_openai  # noqa: F401
+
+# Write bytecode caches even where PYTHONDONTWRITEBYTECODE is set (it is on the development
+# machines): without them both xdist workers recompile the package and rewrite the asserts
+# of ~200 test modules on every run (~1.7 s of each one's collection), and every guard
+# worker and CLI subprocess a test starts compiles foretab again. (Git ignores __pycache__.)
+sys.dont_write_bytecode = False
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
@@ -58,14 +65,18 @@ if RAM_TEMP_ROOT is not None:
 # some tests of most modules and each builds that module's fixtures, and every expensive
 # session fixture, for itself. Here the unit of work is a module, and modules that share an
 # expensive session fixture are one unit, so it is built once: the bench dataset (~7 s),
-# the real-corpus store (~4 s), the torch / neuralforecast import (~5 s). The biggest
-# units go first, so the small ones even out the end. (`--dist loadgroup` would do the
-# grouping, but xdist 3.8 cannot rename pytest 9's node ids, so its groups are ignored.)
-# A module is put in a group when its source names the fixture.
+# the real-corpus store (~4 s), the torch / neuralforecast import (~5 s), the real
+# corpus's entity index of tests/parse (~2 s). The biggest units go first, so the small
+# ones even out the end. (`--dist loadgroup` would do the grouping, but xdist 3.8 cannot
+# rename pytest 9's node ids, so its groups are ignored.) A module is put in a group when
+# its source names the fixture.
 SHARED_FIXTURE_GROUPS = {
     "bench_store": "bench-store",
     "corpus_db": "corpus-db",
     "neural_installed": "neural",
+    # tests/parse: the real corpus's entity index (~2 s)
+    "corpus_index": "parse-corpus",
+    "corpus_entries": "parse-corpus",
 }
 
 
