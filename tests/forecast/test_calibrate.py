@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from foretab.forecast.baselines import NaiveForecaster
 from foretab.forecast.calibrate import GRID, backtest_residuals, calibrate
@@ -48,8 +49,6 @@ def test_interval_scores_count_observed_cells_only() -> None:
 
 
 def test_a_short_panel_gets_fewer_origins_or_none() -> None:
-    import pytest
-
     from foretab.forecast.calibrate import TooShort
 
     short = _random_walk(500, 18, 0.02, seed=4)  # 6 origins, horizons 7..12 borrow
@@ -74,3 +73,52 @@ def test_coverage_by_volatility_splits_the_series_into_fifths() -> None:
     assert fifths[0] > 0.99 and fifths[-1] < 0.5
     assert list(fifths) == sorted(fifths, reverse=True)
     assert coverage_by_volatility(lo[:10], hi[:10], truth[:10], window[:10]) is None
+
+
+def _drifting_walk(n: int, t: int, sigma: float, drift: np.ndarray, seed: int) -> np.ndarray:
+    """A random walk whose per-month log drift is ``drift[t]`` (one value per month)."""
+    rng = np.random.default_rng(seed)
+    steps = rng.normal(0.0, sigma, (n, t)) + drift[None, :]
+    return 10_000 * np.exp(np.cumsum(steps, axis=1))
+
+
+def test_recent_drift_recovers_a_planted_fall_of_the_last_months() -> None:
+    from foretab.forecast.calibrate import DRIFT_ORIGINS, recent_drift
+
+    drift = np.zeros(36)
+    drift[-DRIFT_ORIGINS - 6 :] = -0.004  # the market turned down; naive cannot know
+    panel = _drifting_walk(3_000, 36, 0.02, drift, seed=6)
+    found = recent_drift(backtest_residuals(panel, NaiveForecaster, 24, DRIFT_ORIGINS))
+    assert found == pytest.approx(-0.004, abs=0.0008)
+    flat = _random_walk(3_000, 36, 0.02, seed=7)
+    assert abs(recent_drift(backtest_residuals(flat, NaiveForecaster, 24, DRIFT_ORIGINS))) < 0.0008
+
+
+@pytest.mark.parametrize("adaptive", [False, True])
+def test_the_location_follows_the_recent_drift_not_the_old_bias(adaptive: bool) -> None:
+    """An old rise biases the long backtest's residuals; the location follows the last months."""
+    from foretab.forecast.calibrate import conformal_quantiles
+
+    drift = np.zeros(36)
+    drift[:30] = 0.01  # rose 1%/month, then flat for the last six months
+    panel = _drifting_walk(3_000, 36, 0.02, drift, seed=8)
+    median = int(np.argmin(np.abs(GRID - 0.5)))
+    plain = conformal_quantiles(panel, NaiveForecaster, 24, 18, adaptive=adaptive)
+    q = plain.residual_quantiles[5]
+    assert q[median] > 0.15 * (q[90] - q[10])  # split conformal keeps the old rise
+    assert plain.drift == 0.0
+    cal = conformal_quantiles(
+        panel, NaiveForecaster, 24, 18, adaptive=adaptive, make_drift_copy=NaiveForecaster
+    )
+    assert abs(cal.drift) < 0.001
+    np.testing.assert_allclose(cal.residual_quantiles[:, median], 0.0, atol=1e-12)
+    spread = np.diff(cal.residual_quantiles[:, [10, 90]], axis=1)
+    np.testing.assert_allclose(spread, np.diff(plain.residual_quantiles[:, [10, 90]], axis=1))
+
+
+def test_an_absurd_drift_is_clipped() -> None:
+    from foretab.forecast.calibrate import MAX_DRIFT, recent_drift
+
+    wild = [np.full(500, 0.5 * (k + 1)) for k in range(6)]
+    assert recent_drift(wild) == MAX_DRIFT
+    assert recent_drift([np.empty(0)] * 6) == 0.0

@@ -18,6 +18,7 @@ from foretab.errors import ForecastError
 from foretab.forecast.store import (
     ARTIFACT_NAME,
     LEGACY_ARTIFACT,
+    StoreModel,
     fit_store_model,
     load_store_model,
     panel_arrays,
@@ -127,6 +128,19 @@ def test_round_trip_gives_identical_predictions(store: str, model: str) -> None:
         # Per-series intervals: the scale model is saved with the quantiles.
         assert fitted.forecaster.spread is not None  # type: ignore[attr-defined]
         assert loaded.forecaster.spread == fitted.forecaster.spread  # type: ignore[attr-defined]
+        # The drift (here 0: 12 series give too few residuals) is saved with them; a set
+        # one moves horizon h's quantiles by h x drift and round-trips.
+        drifted = fitted.forecaster
+        assert loaded.forecaster.location_drift == drifted.location_drift == 0.0  # type: ignore[attr-defined]
+        drifted.location_drift = -0.002  # type: ignore[attr-defined]
+        again = StoreModel.from_bytes(fitted.to_bytes())
+        assert again.forecaster.location_drift == -0.002  # type: ignore[attr-defined]
+        moved = again.predict_quantiles(history, 12, q)
+        ratio = moved / loaded.predict_quantiles(history, 12, q)
+        expected_ratio = np.broadcast_to(
+            np.exp(-0.002 * np.arange(1, 13))[None, :, None], ratio.shape
+        )
+        np.testing.assert_allclose(ratio, expected_ratio)
 
 
 @pytest.mark.usefixtures("tiny_lgbm")

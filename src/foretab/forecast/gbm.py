@@ -167,6 +167,9 @@ class LightGBMForecaster(Forecaster):
         # Set by a normalised backtest calibration: ``residual_quantiles`` are then in
         # units of each series' error scale (``foretab.forecast.spread``).
         self.spread: Spread | None = None
+        # Per-month log location of the forecast distribution (``calibrate.recent_drift``):
+        # horizon h's quantiles move by h x this; 0 with an uncentred (plain) grid.
+        self.location_drift = 0.0
         # Without a validation split, ``fit`` measures residuals on its own training rows
         # (100k rows through the trees); the store turns that off when a backtest will
         # replace them (``foretab.forecast.calibrate``), and for the backtest's own copy.
@@ -179,11 +182,13 @@ class LightGBMForecaster(Forecaster):
         residual_quantiles: np.ndarray,
         market: Market | None = None,
         spread: Spread | None = None,
+        location_drift: float = 0.0,
     ) -> Self:
         """Set the fitted state read back from a data-only model file."""
         self.boosters = list(boosters)
         self.residual_quantiles = np.asarray(residual_quantiles, dtype=float)
         self.spread = spread
+        self.location_drift = float(location_drift)
         self.market = market
         self._last = None
         return self
@@ -321,6 +326,7 @@ class LightGBMForecaster(Forecaster):
         grid = np.linspace(0.0, 1.0, 101)
         self.residual_quantiles = np.zeros((MAX_HORIZON, grid.size))
         self.spread = None  # pooled residuals: one width for every series
+        self.location_drift = 0.0  # the residuals' own median is the location
         for h in range(1, MAX_HORIZON + 1):
             r = resid[horizon == h]
             if r.size == 0:
@@ -394,4 +400,5 @@ class LightGBMForecaster(Forecaster):
         if self.spread is not None:
             window = check_panel(history)[:, -self.lookback :]
             shifts = shifts * self.spread.scale(window)[:, None, None]
-        return lev[:, :, None] * np.exp(pred[:, :, None] + shifts)
+        location = self.location_drift * np.arange(1, h + 1, dtype=float)
+        return lev[:, :, None] * np.exp(pred[:, :, None] + location[None, :, None] + shifts)

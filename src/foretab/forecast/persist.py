@@ -63,6 +63,9 @@ class Manifest(BaseModel):
     #: the error scale of normalised residuals, ``[typical, base, slope]``
     #: (``foretab.forecast.spread``); absent: the quantiles are pooled log residuals
     residual_spread: list[float] | None = None
+    #: per-month log location of the forecast distribution (``calibrate.recent_drift``);
+    #: the quantiles above are then centred on 0
+    interval_drift: float = Field(default=0.0, ge=-1.0, le=1.0)
     #: per-horizon drift of the drift model: ``[12]``
     drift: list[float] | None = None
     #: archive members holding LightGBM text models, one per ensemble member
@@ -149,6 +152,8 @@ def forecaster_state(name: str, forecaster: Forecaster) -> tuple[dict[str, objec
         }
         if forecaster.spread is not None:
             fields["residual_spread"] = forecaster.spread.as_list()
+        if forecaster.location_drift:
+            fields["interval_drift"] = forecaster.location_drift
         if forecaster.market is not None:
             fields["market_keys"] = list(forecaster.market.keys)
             fields["market_change"] = _nullable(forecaster.market.change)
@@ -217,7 +222,7 @@ def _restore_lgbm(manifest: Manifest, boosters: list[str], hp: dict[str, HyperVa
         parsed = [lgb.Booster(model_str=text) for text in boosters]
     except lgb.basic.LightGBMError as exc:
         raise ValueError(f"a booster is not a LightGBM text model ({_short(exc)})") from exc
-    return forecaster.restore(parsed, residuals, market, spread)
+    return forecaster.restore(parsed, residuals, market, spread, manifest.interval_drift)
 
 
 def _market(manifest: Manifest) -> Market:

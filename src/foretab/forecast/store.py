@@ -272,23 +272,33 @@ def fit_store_model(
         forecaster.on_progress = None
     method = "in-sample"
     if calibrate and forecaster.supports_quantiles and hasattr(forecaster, "residual_quantiles"):
-        from foretab.forecast.calibrate import TooShort, conformal_quantiles
+        from foretab.forecast.calibrate import DRIFT_ORIGINS, TooShort, conformal_quantiles
 
-        progress(f"calibrating {name}'s intervals on a {BACKTEST_ORIGINS}-origin backtest", 0, 0)
+        progress(
+            f"calibrating {name}'s intervals on a {BACKTEST_ORIGINS}-origin backtest "
+            f"and its drift on the last {DRIFT_ORIGINS} months",
+            0,
+            0,
+        )
         try:
             cal = conformal_quantiles(
                 panel.values,
-                lambda: _calibration_copy(name, seed),
+                lambda: _calibration_copy(name, seed, rounds=CALIBRATION_ROUNDS),
                 LOOKBACK,
                 n_origins=BACKTEST_ORIGINS,
                 places=places,
                 adaptive=intervals == INTERVALS_PER_SERIES,
+                make_drift_copy=lambda: _calibration_copy(
+                    name, seed, DRIFT_ROW_FRACTION, DRIFT_ROUNDS
+                ),
             )
         except TooShort:  # under 15 months of history: in-sample residuals, and it says so
             cal = None
         if cal is not None:
             forecaster.residual_quantiles = cal.residual_quantiles  # type: ignore[attr-defined]
             forecaster.spread = cal.spread  # type: ignore[attr-defined]
+            if hasattr(forecaster, "location_drift"):
+                forecaster.location_drift = cal.drift
             method = cal.method
     return StoreModel(
         model=name,
@@ -323,13 +333,33 @@ def check_intervals(intervals: str) -> None:
         )
 
 
-def _calibration_copy(name: str, seed: int) -> Forecaster:
+#: Boosting rounds of the calibration copy, at a rate that keeps rounds x rate (``None``:
+#: the model's own). 125 at 0.2 instead of 250 at 0.1 takes 7.8 s of CPU for the
+#: calibration stage instead of 11.4 s, which pays for the drift copy.
+CALIBRATION_ROUNDS: int | None = 125
+#: The drift copy (``calibrate.recent_drift``) only yields one median per horizon: a
+#: tenth of the rows and half the rounds at twice the rate: on the corpus −0.098%/month
+#: in 3.2 s of CPU (250 rounds: −0.119% in 6.8 s; 0.3 of the rows: −0.12%). The estimate
+#: moves by about ±0.02 points with the copy's settings.
+DRIFT_ROW_FRACTION = 0.1
+DRIFT_ROUNDS = 125
+
+
+def _calibration_copy(
+    name: str, seed: int, row_fraction: float | None = None, rounds: int | None = None
+) -> Forecaster:
+    """A copy of ``name`` for a backtest: fewer rows (and, given, fewer faster rounds)."""
     from foretab.forecast.gbm import LightGBMForecaster
     from foretab.forecast.registry import get_forecaster
 
     forecaster = get_forecaster(name, seed)
     if isinstance(forecaster, LightGBMForecaster):
-        forecaster.row_fraction = min(forecaster.row_fraction, CALIBRATION_ROW_FRACTION)
+        share = CALIBRATION_ROW_FRACTION if row_fraction is None else row_fraction
+        forecaster.row_fraction = min(forecaster.row_fraction, share)
+        if rounds is not None:  # same rounds x rate: a comparable, coarser fit
+            budget = forecaster.default_rounds * forecaster.default_learning_rate
+            forecaster.default_rounds = rounds
+            forecaster.default_learning_rate = budget / rounds
         forecaster.in_sample_residuals = False  # the backtest measures its residuals
     return forecaster
 
