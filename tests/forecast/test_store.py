@@ -129,7 +129,7 @@ def test_round_trip_gives_identical_predictions(store: str, model: str) -> None:
         assert fitted.forecaster.spread is not None  # type: ignore[attr-defined]
         assert loaded.forecaster.spread == fitted.forecaster.spread  # type: ignore[attr-defined]
         # The drift (here 0: 12 series give too few residuals) is saved with them; a set
-        # one moves horizon h's quantiles by h x drift and round-trips.
+        # one moves horizon h's point and quantiles by h x drift and round-trips.
         drifted = fitted.forecaster
         assert loaded.forecaster.location_drift == drifted.location_drift == 0.0  # type: ignore[attr-defined]
         drifted.location_drift = -0.002  # type: ignore[attr-defined]
@@ -141,6 +141,8 @@ def test_round_trip_gives_identical_predictions(store: str, model: str) -> None:
             np.exp(-0.002 * np.arange(1, 13))[None, :, None], ratio.shape
         )
         np.testing.assert_allclose(ratio, expected_ratio)
+        point = again.predict(history, 12) / loaded.predict(history, 12)
+        np.testing.assert_allclose(point, expected_ratio[:, :, 0])
 
 
 @pytest.mark.usefixtures("tiny_lgbm")
