@@ -19,6 +19,7 @@ def oracle_run(bench_store: BenchStore) -> RunResult:
         engine.close()  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow  # an end-to-end run of several seconds; CI runs it
 def test_golden_history_and_future_answer_every_question(oracle_run: RunResult) -> None:
     data = oracle_run.to_dict()
     wrong = [
@@ -34,6 +35,7 @@ def test_golden_history_and_future_answer_every_question(oracle_run: RunResult) 
     assert data["future_source"] == "oracle"
 
 
+@pytest.mark.slow  # an end-to-end run of several seconds; CI runs it
 def test_golden_future_gives_zero_forecast_error(oracle_run: RunResult) -> None:
     assert oracle_run.to_dict()["forecasting"]["mae"] == 0.0
 

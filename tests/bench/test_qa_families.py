@@ -66,6 +66,7 @@ def test_scope_questions_of_a_district_stay_in_one_split(bench_store: BenchStore
     assert where and all(len(splits) == 1 for splits in where.values())
 
 
+@pytest.mark.slow  # an end-to-end run of several seconds; CI runs it
 def test_the_engine_answers_every_family_item_from_the_true_future(bench_store: BenchStore) -> None:
     # The SQL path (past scope questions ranked in SQL) with the future store as forecast:
     # a deterministic engine must reproduce every gold answer the builder's SQL computed.

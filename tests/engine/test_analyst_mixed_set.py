@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from foretab.bench.question_set import load_set, score_item
 from foretab.engine import Engine
 
@@ -21,6 +23,7 @@ SET = Path(__file__).resolve().parents[1] / "fixtures" / "questions" / "analyst_
 FLOOR = 59  # right answers or refusals; raised as the planner improves, never lowered
 
 
+@pytest.mark.slow  # the real corpus end to end (ingest ~4 s); CI runs it
 def test_analyst_mixed_set(corpus_db: str) -> None:
     items = load_set(SET)
     assert len(items) >= 55 and sum(1 for i in items if i.refuse) >= 15

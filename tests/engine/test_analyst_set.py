@@ -10,12 +10,15 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from foretab.bench.question_set import load_set, score_item
 from foretab.engine import Engine
 
 SET = Path(__file__).resolve().parents[1] / "fixtures" / "questions" / "analyst_en.json"
 
 
+@pytest.mark.slow  # the real corpus end to end (ingest ~4 s); CI runs it
 def test_analyst_set(corpus_db: str) -> None:
     items = load_set(SET)
     assert len(items) >= 60 and sum(1 for i in items if i.refuse) >= 10

@@ -13,6 +13,9 @@ from foretab.engine import Engine
 from foretab.errors import UnknownEntityError
 from foretab.months import Month
 
+# The real corpus end to end (its ingest alone is ~4 s); CI runs it.
+pytestmark = pytest.mark.slow
+
 R = Month(2021, 12)
 
 
