@@ -91,6 +91,7 @@ def _work_unit(nodeid: str, sources: dict[str, str]) -> str:
     return module
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: fine without it (-p no:xdist)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
     if config.getoption("dist") != "load":
         return None  # an explicit --dist choice is kept
