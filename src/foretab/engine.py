@@ -189,7 +189,12 @@ class Engine:
             steps.extend(self._inner_steps())
             steps.append(
                 ForecastStep(
-                    source.name, seconds, tuple(months), forecast.level, forecast.interval_method
+                    source.name,
+                    seconds,
+                    tuple(months),
+                    forecast.level,
+                    forecast.interval_method,
+                    forecast.drift_per_month,
                 )
             )
         analysis, seconds = _timed(lambda: self.analyzer.analyze(plan, read.history, forecast))

@@ -313,3 +313,23 @@ def test_postgres_artifacts_round_trip_and_refuse_pickles(pg_db: str, tmp_path: 
         marker = tmp_path / "pwned-pg"
         hist.save_artifact(ARTIFACT_NAME, pickle.dumps(_Payload(marker)))
     _assert_invalid(pg_db, marker)
+
+
+@pytest.mark.usefixtures("tiny_lgbm")
+def test_the_trace_and_ask_say_the_drift_forecasts_were_moved_by(store: str) -> None:
+    from foretab.cli.ask import explain
+    from foretab.engine import Engine
+
+    fitted = train_store_model(store, "lgbm")
+    fitted.forecaster.location_drift = -0.002  # type: ignore[attr-defined]
+    with open_history(store) as hist:
+        hist.save_artifact(ARTIFACT_NAME, fitted.to_bytes())
+    question = (
+        "What will the average price of Garden 3 in Jiangning District, Nanjing be next month?"
+    )
+    with Engine(store) as engine:
+        answer = engine.ask(question)
+    assert answer.forecast.drift_per_month == -0.002
+    step = next(s for s in answer.to_doc().steps if s.stage == "forecast")
+    assert step.drift_per_month == -0.002  # type: ignore[union-attr]
+    assert any("recent drift, -0.20% a month" in line for line in explain(answer))

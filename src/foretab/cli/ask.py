@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -143,6 +144,11 @@ def explain(answer: Answer) -> list[str]:
         }
         method = how.get(forecast.interval_method, forecast.interval_method or "")
         lines.append(f"{forecast.level:.0%} intervals" + (f", {method}" if method else ""))
+    if forecast.drift_per_month:
+        lines.append(
+            f"moved by the recent drift, {math.expm1(forecast.drift_per_month):+.2%} a month "
+            "(what a model fitted before the last 6 months got wrong on them)"
+        )
     for ref, basis in forecast.basis.items():
         imputed = f", {basis.imputed_months} imputed" if basis.imputed_months else ""
         last = f", last observed {basis.last_observed.label}" if basis.last_observed else ""

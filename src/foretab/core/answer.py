@@ -255,6 +255,7 @@ def _step_doc(step: Step) -> StepDoc:
             months=[m.iso for m in step.months],
             level=step.level,
             interval_method=step.interval_method or None,
+            drift_per_month=step.drift_per_month or None,
         )
     if isinstance(step, PlanStep):
         return PlanStepDoc(implementation=step.implementation, ms=ms)

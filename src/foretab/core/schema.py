@@ -184,6 +184,11 @@ class ForecastStepDoc(_StepDoc):
         "'backtest-per-series' (out-of-sample, scaled to each series' volatility) or "
         "'in-sample'",
     )
+    drift_per_month: float | None = Field(
+        None,
+        description="the recent drift the forecasts were moved by, as a log change a month "
+        "(horizon h moves by h times it); null: none",
+    )
 
 
 class AnalyzeStepDoc(_StepDoc):

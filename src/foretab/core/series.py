@@ -128,6 +128,9 @@ class Forecast:
     grid: tuple[float, ...] = ()
     #: how the intervals were calibrated (``backtest``, ``in-sample``; empty: no intervals)
     interval_method: str = ""
+    #: the recent drift (log change a month) the model moved its forecasts by: horizon
+    #: ``h`` is moved by ``h`` times it (``foretab.forecast.calibrate.recent_drift``)
+    drift_per_month: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "points", _frozen(self.points))

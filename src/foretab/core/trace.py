@@ -60,6 +60,8 @@ class ForecastStep:
     level: float | None
     #: how the intervals were calibrated (``backtest``: out-of-sample residuals)
     interval_method: str = ""
+    #: the recent drift the forecasts were moved by (log change a month; 0: none)
+    drift_per_month: float = 0.0
     stage: str = field(default="forecast", init=False)
 
 

@@ -149,7 +149,10 @@ class ModelSource:
             )
         level = self.level if dist is not None else None
         method = getattr(self.model, "interval_method", "") if dist is not None else ""
-        return Forecast(self.name, points, level, basis, grid if dist is not None else (), method)
+        drift = float(getattr(self.model, "location_drift", 0.0))
+        return Forecast(
+            self.name, points, level, basis, grid if dist is not None else (), method, drift
+        )
 
     def _distribution(
         self, arr: np.ndarray, horizon: int, placed: Mapping[str, Sequence[EntityRef]]

@@ -148,6 +148,11 @@ class StoreModel:
         return fit_width(arr, self.reference_month.minus(self.first_month) + 1)
 
     @property
+    def location_drift(self) -> float:
+        """The recent drift (log change a month) the forecasts are moved by; 0: none."""
+        return float(getattr(self.forecaster, "location_drift", 0.0))
+
+    @property
     def reads_places(self) -> bool:
         """Whether forecasts use the projects' district and city (pass ``refs``)."""
         return self.forecaster.uses_places
