@@ -62,7 +62,7 @@ def test_the_market_index_fills_a_gap_at_the_bottom_of_a_dip_better() -> None:
     test[hide] = np.nan
     errors = {}
     for market in (False, True):
-        imputer = LightGBMImputer(0, n_estimators=60, market=market).fit(train)
+        imputer = LightGBMImputer(0, n_estimators=60, market=market, members=1).fit(train)
         filled = imputer.impute(test)
         errors[market] = np.mean(np.abs(filled[hide] / truth[hide] - 1))
     assert errors[True] < 0.8 * errors[False]
