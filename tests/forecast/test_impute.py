@@ -18,6 +18,10 @@ def test_the_folds_hide_every_observed_cell_exactly_once() -> None:
     sizes = np.array([m.sum() for m in masks]) / observed.sum()
     assert np.all((sizes > 0.08) & (sizes < 0.17))
     assert not np.array_equal(masks[0], hidden_folds(observed, 8, seed=5)[0])
+    twice = hidden_folds(observed, 8, seed=4, passes=2)
+    assert len(twice) == 16
+    np.testing.assert_array_equal(np.sum(twice, axis=0), 2 * observed.astype(int))
+    assert not np.array_equal(twice[0], twice[8])
 
 
 def _fill(members: int, seed: int, panel: np.ndarray) -> np.ndarray:
