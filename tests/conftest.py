@@ -83,7 +83,7 @@ SHARED_FIXTURE_GROUPS = {
 def _work_unit(nodeid: str, sources: dict[str, str]) -> str:
     module = nodeid.split("::", 1)[0]
     if module not in sources:
-        path = Path(__file__).resolve().parent.parent / module
+        path = REPO_ROOT / module
         sources[module] = path.read_text(encoding="utf-8") if path.is_file() else ""
     for fixture, group in SHARED_FIXTURE_GROUPS.items():
         if fixture in sources[module]:

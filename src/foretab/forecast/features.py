@@ -33,6 +33,28 @@ def row_nanmedian(arr: np.ndarray) -> np.ndarray:
         return np.where(count > 0, (lo + hi) / 2, np.nan)
 
 
+def changes_since_previous(logp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(change, gap) [n, T]``: each observation's log change since the row's previous one.
+
+    ``gap`` is how many months back that was (NaN / 0 where there is no previous one).
+    ``logp`` holds log prices, NaN where nothing was observed. The market signals read a
+    per-month change from it, the error scale of ``foretab.forecast.spread`` a volatility.
+    """
+    n, t = logp.shape
+    change = np.full((n, t), np.nan)
+    gap = np.zeros((n, t))
+    last_val = np.full(n, np.nan)
+    last_at = np.zeros(n)
+    for col in range(t):
+        seen = np.isfinite(logp[:, col])
+        pair = seen & np.isfinite(last_val)
+        change[pair, col] = logp[pair, col] - last_val[pair]
+        gap[pair, col] = col - last_at[pair]
+        last_val[seen] = logp[seen, col]
+        last_at[seen] = col
+    return change, gap
+
+
 def window_features(history: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """``(features [n, F], level [n], names)`` for windows ``history [n, L]``."""
     n, length = history.shape

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from foretab.forecast.base import Place
-from foretab.forecast.features import row_nanmedian
+from foretab.forecast.features import changes_since_previous, row_nanmedian
 
 #: Group levels, most specific first; "all" is the whole panel (always known).
 LEVELS = ("inner", "outer", "all")  # the entity's inner and outer group levels
@@ -109,18 +109,9 @@ class Market:
 
 def _per_month_change(logp: np.ndarray) -> np.ndarray:
     """``[n, T]``: (log p_t − log p_prev) / gap where p_prev is at most MAX_GAP back."""
-    n, t = logp.shape
-    out = np.full((n, t), np.nan)
-    last_val = np.full(n, np.nan)
-    last_at = np.full(n, -(10**6))
-    for col in range(t):
-        obs = np.isfinite(logp[:, col])
-        gap = col - last_at
-        ok = obs & (gap <= MAX_GAP)
-        out[ok, col] = (logp[ok, col] - last_val[ok]) / gap[ok]
-        last_val[obs] = logp[obs, col]
-        last_at[obs] = col
-    return out
+    change, gap = changes_since_previous(logp)
+    ok = np.isfinite(change) & (gap <= MAX_GAP)
+    return np.divide(change, gap, out=np.full(change.shape, np.nan), where=ok)
 
 
 def market_features(

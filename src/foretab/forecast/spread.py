@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from foretab.forecast.features import changes_since_previous
+
 #: Shrinkage towards the corpus's typical volatility, in changes' worth of weight.
 PRIOR_CHANGES = 1.0
 #: A scale never falls below this share of the typical one: a series whose few observed
@@ -39,23 +41,12 @@ def change_moments(history: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     Callers pass the months a forecast reads (the model's lookback window).
     """
-    window = np.asarray(history, dtype=float)
-    n, months = window.shape
     with np.errstate(invalid="ignore", divide="ignore"):
-        logp = np.log(window)
-    total = np.zeros(n)
-    count = np.zeros(n)
-    last = np.full(n, np.nan)
-    last_at = np.zeros(n)
-    for col in range(months):
-        seen = np.isfinite(logp[:, col])
-        pair = seen & np.isfinite(last)
-        step = np.where(pair, (logp[:, col] - last) / np.sqrt(np.maximum(col - last_at, 1)), 0.0)
-        total += step * step
-        count += pair
-        last = np.where(seen, logp[:, col], last)
-        last_at = np.where(seen, col, last_at)
-    return total, count
+        logp = np.log(np.asarray(history, dtype=float))
+    change, gap = changes_since_previous(logp)
+    pair = np.isfinite(change)
+    step = np.divide(change, np.sqrt(gap), out=np.zeros(change.shape), where=pair)
+    return (step * step).sum(axis=1), pair.sum(axis=1).astype(float)
 
 
 def own_volatility(history: np.ndarray) -> np.ndarray:
