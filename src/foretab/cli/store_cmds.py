@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from foretab.cli.common import DbOption, exit_on_error, parse_month_option
 from foretab.cli.main import app
+from foretab.cli.progress import stage_bar
 from foretab.cli.safe_text import cell
 from foretab.forecast.store import STORE_DEFAULT_FORECASTER
 from foretab.store import open_history
@@ -101,20 +101,7 @@ def ingest(
         from foretab.forecast.persist import require_persistable
 
         require_persistable(model or STORE_DEFAULT_FORECASTER)
-    with Progress(
-        TextColumn("[bold]ingest[/]"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("reading", total=None)
-
-        def progress(name: str, done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total, description=name)
-
+    with stage_bar("ingest", console) as progress:
         summary = ingest_path(path, db, reference, schema=corpus_schema, progress=progress)
     print_summary(summary, Console())
     if train:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from foretab.cli.progress import stage_bar
 from foretab.forecast.store import INTERVALS_PER_SERIES, StoreModel, train_store_model
 
 
@@ -17,20 +17,7 @@ def train_with_bar(
     intervals: str = INTERVALS_PER_SERIES,
 ) -> StoreModel:
     """Fit and save the store's model, with a progress bar over the boosting rounds."""
-    with Progress(
-        TextColumn("[bold]train[/]"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("", total=None)
-
-        def progress(stage: str, done: int, total: int) -> None:
-            bar.update(task, description=stage, completed=done, total=total or None)
-
+    with stage_bar("train", console) as progress:
         return train_store_model(db, model, seed, progress, intervals=intervals)
 
 

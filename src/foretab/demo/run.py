@@ -7,8 +7,8 @@ import time
 from dataclasses import dataclass
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+from foretab.cli.progress import stage_bar
 from foretab.demo.defaults import (
     DEFAULT_DB,
     DEFAULT_MONTHS,
@@ -62,19 +62,7 @@ def run_demo(
         f"{corpus[['city', 'district', 'project']].drop_duplicates().shape[0]} projects "
         f"(seed {seed}, {generated - started:.2f} s)."
     )
-    with Progress(
-        TextColumn("Ingesting"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.description}"),
-        console=console,
-        transient=True,
-    ) as progress:
-        task = progress.add_task("", total=None)
-
-        def on_table(name: str, done: int, total: int) -> None:
-            progress.update(task, description=name, completed=done, total=total)
-
+    with stage_bar("ingest", console) as on_table:
         summary = ingest_frame(corpus, db, reference, source=f"demo-seed-{seed}", progress=on_table)
     console.print(
         f"Ingested into {summary.location.describe()} in {summary.seconds:.2f} s: "

@@ -1,0 +1,36 @@
+"""The progress bar of the long store stages: ingest, train and the demo's ingest.
+
+Each stage reports ``(what it is on, done, total)``; the bar shows the stage's label, the
+count, what it is on and the time so far, and disappears when the stage ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+StageUpdate = Callable[[str, int, int], None]
+
+
+@contextlib.contextmanager
+def stage_bar(label: str, console: Console) -> Iterator[StageUpdate]:
+    """A transient bar; yields the callback the stage reports its progress to."""
+    with Progress(
+        TextColumn(f"[bold]{label}[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("", total=None)
+
+        def update(description: str, done: int, total: int) -> None:
+            # A total of 0 means "not known yet": keep the bar indeterminate.
+            bar.update(task, description=description, completed=done, total=total or None)
+
+        yield update
