@@ -311,3 +311,15 @@ def test_cli_run_takes_the_scenarios_correlations(
     assert json.loads(run_json.read_text())["copula"] == "months 1, shared 0"
     bad = runner.invoke(app, [*args, "--month-correlation", "0.2", "--shared-correlation", "0.5"])
     assert bad.exit_code != 0 and "--month-correlation" in bad.output
+
+
+def test_bench_run_help_states_the_scenario_defaults() -> None:
+    """The --month/--shared-correlation help quotes the engine's real defaults."""
+    from foretab.analyze.scenarios import MONTH_CORRELATION, SHARED_CORRELATION
+
+    _register()
+    result = CliRunner().invoke(app, ["bench", "run", "--help"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert f"(default {MONTH_CORRELATION:g}; 1 = comonotone months)" in text
+    assert f"(default {SHARED_CORRELATION:g}; 0 = independent)" in text

@@ -154,7 +154,7 @@ def run(
         float | None,
         typer.Option(
             help="Scenarios: correlation of one entity's forecast errors between two months "
-            "(default 0.5; 1 = comonotone months)."
+            "(default 0.7; 1 = comonotone months)."
         ),
     ] = None,
     shared_correlation: Annotated[
