@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from foretab.analyze import RuleAnalyzer, scenarios
+from foretab.analyze import RuleAnalyzer, probability, scenarios
 from foretab.core.plan import (
     Aggregate,
     ChangeMeasure,
@@ -91,6 +91,43 @@ def test_which_rise_gives_the_most_probable_set() -> None:
     )
     assert result.answer == [["Sun Garden"]]
     assert result.probability == pytest.approx(0.7, abs=0.03)
+
+
+C = EntityRef("Nanjing", "Jiangning District", "River Court")
+
+
+def test_max_f1_lists_a_likely_mover_where_the_most_probable_set_is_none() -> None:
+    # None 36%, {A} 34%, {A, B} 30%: "None" is the likeliest outcome, but listing A is
+    # right in part 64% of the time (expected F1 0.34 + 0.30 * 2/3 = 0.54 against 0.36).
+    plan = _plan(Comparison.WHICH_RISE, (A, B))
+    probs = np.asarray([0.36, 0.34, 0.0, 0.30])  # codes: bit k set = entity k rises
+    assert probability.choose(plan, probs, 0, "most-probable") == 0
+    assert probability.choose(plan, probs, 0, "max-f1") == 1
+    assert probability.choose(plan, probs, 0, "point") == 0
+    expected = [0.36, 0.34 + 0.30 * 2 / 3, 0.30 * 2 / 3, 0.34 * 2 / 3 + 0.30]
+    assert probability.overlap(plan) @ probs == pytest.approx(expected)
+
+
+def test_max_f1_equals_most_probable_for_one_item_answers() -> None:
+    plan = _plan(Comparison.RISES_MOST, (A, B, C))
+    probs = np.asarray([0.3, 0.2, 0.1, 0.4])  # A, B, C, None
+    assert probability.overlap(plan) == pytest.approx(np.eye(4))
+    assert probability.choose(plan, probs, 1, "max-f1") == 3
+    # On a tie the point forecasts' answer stays.
+    even = np.asarray([0.4, 0.4, 0.1, 0.1])
+    assert probability.choose(plan, even, 1, "max-f1") == 1
+
+
+def test_max_f1_answers_both_of_two_coin_flips_most_probable_none() -> None:
+    plan = _plan(Comparison.WHICH_RISE, (A, B))
+    rises_45 = _point(9_950.0, lambda u: 9_450 + 1_000 * u)  # above 10,000 when u > 0.55
+    forecast = _forecast({A: {JAN: rises_45}, B: {JAN: rises_45}})
+    best = RuleAnalyzer("most-probable").analyze(plan, HISTORY, forecast)
+    f1 = RuleAnalyzer("max-f1").analyze(plan, HISTORY, forecast)
+    assert best.answer == [["None"]]
+    assert f1.answer == [["Sun Garden"], ["Lake Bay"]] and f1.decision == "max-f1"
+    assert f1.probability == pytest.approx(0.2, abs=0.04)  # both rise: stated honestly
+    assert "expected F1" in f1.text
 
 
 def test_numeric_text_shows_the_interval_of_a_window_mean() -> None:

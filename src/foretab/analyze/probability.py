@@ -49,8 +49,9 @@ from foretab.core.stages import Analysis
 from foretab.errors import QuestionError
 from foretab.months import Month
 
-#: ``point``: the point forecasts' verdict; ``most-probable``: the answer most likely right.
-DECISIONS = ("most-probable", "point")
+#: ``point``: the point forecasts' verdict; ``most-probable``: the answer most likely right;
+#: ``max-f1``: the answer with the highest expected F1 of its items (``choose``).
+DECISIONS = ("most-probable", "max-f1", "point")
 DEFAULT_DECISION = "most-probable"  # won on the QA val split (README)
 
 
@@ -97,13 +98,15 @@ def decide(
     counts = np.bincount(codes, minlength=_n_codes(plan))
     probs = counts / codes.size
     point_code = int(outcome(plan, point_targets[None, :], currents)[0])
-    best = int(np.argmax(probs))
+    best = choose(plan, probs, point_code, rule)
     zh = plan.language is Language.ZH
     how = f"probability: share of {scenarios.described()} giving the answer"
-    if rule == "point" or probs[best] <= probs[point_code]:
+    if best == point_code:
         return _point_kept(point, float(probs[point_code]), zh, rule, how)
     answer = _decode(plan, best)
     other = _plain(_decode(plan, point_code))
+    if rule == "max-f1":
+        return _overlap_chosen(plan, answer, probs, best, point_code, rule, how)
     if zh:
         text = (
             f"{_plain(answer)}（最可能的答案，概率 {percent(probs[best])}；仅按点预测为 {other}，"
@@ -113,6 +116,61 @@ def decide(
         text = (
             f"{_words(plan, answer)} — the most probable answer ({percent(probs[best])}); the "
             f"point forecasts alone give {other} ({percent(probs[point_code])})."
+        )
+    return Analysis(answer, text, float(probs[best]), rule, uncertainty=how)
+
+
+def choose(plan: Plan, probs: np.ndarray, point_code: int, rule: str) -> int:
+    """The answer code ``rule`` gives for the distribution ``probs`` over answer codes.
+
+    ``most-probable`` maximises the chance of being exactly right (accuracy); ``max-f1``
+    maximises the expected F1 of the answer's items against the outcome's, so for a set
+    answer ("which of A, B, C will rise") it may list an entity that rises with a chance
+    below one half: listing it costs little when it is wrong and gains when it is right.
+    Either keeps the point forecasts' answer unless another one scores strictly higher.
+    """
+    if rule == "point":
+        return point_code
+    scores = probs if rule == "most-probable" else overlap(plan) @ probs
+    best = int(np.argmax(scores))
+    return best if scores[best] > scores[point_code] + 1e-12 else point_code
+
+
+def overlap(plan: Plan) -> np.ndarray:
+    """``[answer, outcome]``: the F1 of answer code's items against the outcome code's.
+
+    Items as the benchmark scores them (DESIGN §5): one per answer row, "None" included;
+    an answer of one item scores 1 on its own outcome and 0 elsewhere.
+    """
+    items = [frozenset(str(row[0]) for row in _decode(plan, c)) for c in range(_n_codes(plan))]
+    sizes = np.asarray([len(i) for i in items], dtype=float)
+    common = np.asarray([[len(a & b) for b in items] for a in items], dtype=float)
+    return 2 * common / (sizes[:, None] + sizes[None, :])
+
+
+def _overlap_chosen(
+    plan: Plan,
+    answer: list[list[str | float]],
+    probs: np.ndarray,
+    best: int,
+    point_code: int,
+    rule: str,
+    how: str,
+) -> Analysis:
+    """The ``max-f1`` answer where it differs from the point one, with both odds."""
+    expected = float((overlap(plan) @ probs)[best])
+    other = _plain(_decode(plan, point_code))
+    exact, kept = percent(probs[best]), percent(probs[point_code])
+    if plan.language is Language.ZH:
+        text = (
+            f"{_plain(answer)}（期望重合最高的答案：期望 F1 {expected:.2f}，完全正确的概率 "
+            f"{exact}；仅按点预测为 {other}，概率 {kept}）。"
+        )
+    else:
+        text = (
+            f"{_words(plan, answer)} — the answer with the highest expected overlap with the "
+            f"outcome (expected F1 {expected:.2f}; exactly right {exact}); the point forecasts "
+            f"alone give {other} ({kept})."
         )
     return Analysis(answer, text, float(probs[best]), rule, uncertainty=how)
 

@@ -72,7 +72,8 @@ def ask(
         str,
         typer.Option(
             help="Reasoning answers: 'most-probable' (the answer most likely right under the "
-            "forecast distribution) or 'point' (the point forecasts' verdict)."
+            "forecast distribution), 'max-f1' (the highest expected F1 of a listed set) or "
+            "'point' (the point forecasts' verdict)."
         ),
     ] = "most-probable",
 ) -> None:

@@ -147,7 +147,8 @@ def run(
         str,
         typer.Option(
             help="Reasoning answers: 'most-probable' (most likely right under the forecast "
-            "distribution) or 'point' (the point forecasts' verdict)."
+            "distribution), 'max-f1' (the highest expected F1 of a listed set) or 'point' "
+            "(the point forecasts' verdict)."
         ),
     ] = "most-probable",
     month_correlation: Annotated[

@@ -295,7 +295,8 @@ class AnswerDoc(Doc):
         "that `answer` is exactly right",
     )
     decision_rule: str | None = Field(
-        None, description="how the reasoning answer was chosen: 'point' or 'most-probable'"
+        None,
+        description="how the reasoning answer was chosen: 'point', 'most-probable' or 'max-f1'",
     )
     intervals: list[AnswerIntervalDoc] = Field(
         default_factory=list,
