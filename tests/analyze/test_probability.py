@@ -226,3 +226,42 @@ def test_a_change_vs_now_states_the_interval_of_the_change() -> None:
         replace(base, change=ChangeMeasure.ABSOLUTE), HISTORY, forecast
     )
     assert f"+500.00 (80%: {lo - 10_000:+,.0f} to {hi - 10_000:+,.0f})" in absolute.text
+
+
+def test_held_share_counts_the_steps_where_the_price_did_not_move() -> None:
+    prices = {R - k: 10_000.0 for k in range(6)} | {R - 6: 9_900.0, R - 7: 9_800.0}
+    assert scenarios.held_share(prices, R) == pytest.approx(5 / 7)
+    assert scenarios.held_share({R: 10_000.0}, R) == 0.0  # no step to judge by
+    gap = {R: 10_000.0, R - 2: 10_000.0}  # not consecutive months: no step
+    assert scenarios.held_share(gap, R) == 0.0
+
+
+def test_a_price_held_for_a_year_most_likely_stays_unchanged() -> None:
+    # The forecast says up or down evenly; the price has not moved in 12 months.
+    flat = History({A: {R - k: 10_000.0 for k in range(12)}})
+    plan = _plan(Comparison.VS_CURRENT, (A,))
+    even = _point(10_010.0, lambda u: 9_500 + 1_000 * u)
+    result = RuleAnalyzer().analyze(plan, flat, _forecast({A: {JAN: even}}))
+    assert result.answer == [["No change"]]
+    assert result.probability == pytest.approx(1.0)
+    moving = History({A: {R - k: 10_000.0 + k for k in range(12)}})
+    other = RuleAnalyzer().analyze(plan, moving, _forecast({A: {JAN: even}}))
+    assert other.answer != [["No change"]]
+
+
+def test_a_held_price_is_neither_a_riser_nor_a_faller() -> None:
+    # A held half the steps; B moved every month and rises for sure.
+    history = History(
+        {
+            A: {R - k: 10_000.0 + (k // 2) * 10 for k in range(12)},
+            B: {R - k: 10_000.0 - k for k in range(12)},
+        }
+    )
+    plan = _plan(Comparison.WHICH_RISE, (A, B))
+    rises = _point(10_300.0, lambda u: 10_100 + 400 * u)
+    result = RuleAnalyzer("point").analyze(
+        plan, history, _forecast({A: {JAN: rises}, B: {JAN: rises}})
+    )
+    assert result.answer == [["Sun Garden"], ["Lake Bay"]]
+    assert scenarios.held_share(history[A], R) == pytest.approx(6 / 11)
+    assert result.probability == pytest.approx(1 - 6 / 11, abs=0.03)  # A holds otherwise

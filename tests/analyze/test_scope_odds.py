@@ -39,8 +39,11 @@ A, B, C, D = (
     EntityRef("Nanjing", "Jiangning District", n) for n in ("Ash", "Birch", "Cedar", "Dale")
 )
 ELSEWHERE = EntityRef("Suzhou", "Wuzhong", "Elm")
-#: Every entity sold in each of the 12 months up to R (so it sells in every scenario).
-HISTORY = History({ref: {R - k: 10_000.0 for k in range(12)} for ref in (A, B, C, D, ELSEWHERE)})
+#: Every entity sold in each of the 12 months up to R (so it sells in every scenario), at a
+#: price that moved every month (a held price would hold in some scenarios).
+HISTORY = History(
+    {ref: {R - k: 10_000.0 + k for k in range(12)} for ref in (A, B, C, D, ELSEWHERE)}
+)
 
 
 def _normal(mean: float, sd: float) -> ForecastPoint:

@@ -231,7 +231,9 @@ def _target_aggregate(plan: Plan) -> Aggregate:
 def _scenario_targets(plan: Plan, history: History, forecast: Forecast) -> np.ndarray:
     """``[scenarios, projects]`` window targets (``foretab.analyze.scenarios``)."""
     table = window_table(plan, plan.entities, history, forecast)
-    return draw_targets(table, _target_aggregate(plan), groups=groups_of(plan.entities))
+    targets = draw_targets(table, _target_aggregate(plan), groups=groups_of(plan.entities))
+    # In cents, as the answers' targets are (a held price then equals the current one).
+    return np.round(targets, 2)
 
 
 def _point_targets(plan: Plan, history: History, forecast: Forecast) -> np.ndarray:

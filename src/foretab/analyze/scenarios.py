@@ -20,16 +20,18 @@ of candidates costs tens of milliseconds, not seconds.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
 from foretab.core.plan import Aggregate, EntityRef, Plan
 from foretab.core.series import Forecast, History
 from foretab.errors import QuestionError
+from foretab.months import Month
 
 N_SCENARIOS = 4000
 #: Correlation of one entity's forecast errors between two future months (Gaussian
@@ -120,18 +122,32 @@ class WindowTable:
     values: np.ndarray  # [entities, months, levels]
     present: np.ndarray  # [entities, months] bool
     forecast: np.ndarray  # [entities, months] bool: the value is forecast (after R)
+    #: [entities]: the chance that the value holds at ``current`` through the window
+    #: (``held_share``); None: never
+    held: np.ndarray | None = None
+    current: np.ndarray | None = None  # [entities]: the last value up to R, rounded
 
     def bounds(self, aggregate: Aggregate) -> tuple[np.ndarray, np.ndarray]:
         """``(low, high)`` per entity: every scenario's target lies between them.
 
         A drawn value never leaves its quantile function's range (draws are interpolated,
         never extrapolated) and the window aggregates are monotone in each month, so the
-        aggregate of the lowest (highest) quantiles bounds every scenario exactly.
+        aggregate of the lowest (highest) quantiles bounds every scenario exactly; a held
+        value (``held``) may lie outside them and widens them.
         """
-        return (
-            reduce(self.values[:, :, 0], self.present, aggregate),
-            reduce(self.values[:, :, -1], self.present, aggregate),
-        )
+        low = reduce(self.values[:, :, 0], self.present, aggregate)
+        high = reduce(self.values[:, :, -1], self.present, aggregate)
+        if self.held is not None and self.current is not None:
+            still = reduce(self._held_values(), self.present, aggregate)
+            holds = self.held > 0
+            low = np.where(holds, np.fmin(low, still), low)
+            high = np.where(holds, np.fmax(high, still), high)
+        return low, high
+
+    def _held_values(self) -> np.ndarray:
+        """``[entities, months]``: the window with every forecast month at ``current``."""
+        assert self.current is not None
+        return np.where(self.forecast, self.current[:, None], self.values[:, :, 0])
 
     def subset(self, keep: np.ndarray) -> WindowTable:
         """The table of the entities at ``keep`` (indices, in order)."""
@@ -141,6 +157,8 @@ class WindowTable:
             self.values[keep],
             self.present[keep],
             self.forecast[keep],
+            None if self.held is None else self.held[keep],
+            None if self.current is None else self.current[keep],
         )
 
 
@@ -201,7 +219,45 @@ def window_table(
             )
     # Quantile crossings (separately fitted levels) would make a draw non-monotone in u.
     values = np.maximum.accumulate(values, axis=2)
-    return WindowTable(tuple(refs), levels, values, present, forecast_cells)
+    held, current = _holding(refs, history, reference)
+    return WindowTable(tuple(refs), levels, values, present, forecast_cells, held, current)
+
+
+def held_share(observed: Mapping[Month, float], reference: Month) -> float:
+    """The share of month-to-month steps in the 12 months to R where the value held.
+
+    Some entities keep one value for months on end (a project's listed price): their next
+    value equals the current one exactly (the answers' "No change", or neither rising nor
+    falling), which no continuous forecast distribution gives. On the real-estate corpus
+    the share predicts the chance that a later month's value still equals R's (R =
+    2020-12: share 1 → 98% one month ahead, 79% twelve ahead; share ≈ 0.45 → 35% and 20%;
+    share 0 → about 1%), so a scenario keeps the whole window at the current value with
+    that chance (``WindowTable.held``). Values are compared in cents, as the answers are.
+    """
+    first = reference - 11
+    months = sorted(m for m in observed if first <= m <= reference)
+    steps = [(a, b) for a, b in pairwise(months) if b == a + 1]
+    if not steps:
+        return 0.0
+    same = sum(round(float(observed[a]), 2) == round(float(observed[b]), 2) for a, b in steps)
+    return same / len(steps)
+
+
+def _holding(
+    refs: Sequence[EntityRef], history: History, reference: Month
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    held = np.asarray([held_share(history[ref], reference) for ref in refs], dtype=float)
+    if not (held > 0).any():
+        return None, None
+    current = np.asarray(
+        [
+            round(float(history[ref][max(m for m in history[ref] if m <= reference)]), 2)
+            if held[e] > 0
+            else np.nan
+            for e, ref in enumerate(refs)
+        ]
+    )
+    return held, current
 
 
 def _tails(
@@ -280,6 +336,8 @@ def _drawn(
     # A group's shock is part of each entity's persistent error, never more than all of it.
     shared = min(dependence.shared, rho) if groups is not None else 0.0
     rng = np.random.default_rng(seed)
+    # Its own stream: tables without held values draw exactly what they drew before.
+    hold_rng = np.random.default_rng(seed + 2)
     n_entities, n_months, n_levels = table.values.shape
     codes = _group_codes(groups, n_entities) if shared > 0 else None
     group_shock = None if codes is None else rng.standard_normal((n, int(codes.max()) + 1))
@@ -311,7 +369,23 @@ def _drawn(
         at = lower + cell[None]
         drawn = flat[at]
         drawn += frac * (flat[at + 1] - drawn)
+        if table.held is not None and table.current is not None:
+            _hold(drawn, table, start, stop, hold_rng)
         yield start, drawn
+
+
+def _hold(
+    drawn: np.ndarray, table: WindowTable, start: int, stop: int, rng: np.random.Generator
+) -> None:
+    """In place: each entity's forecast months at its current value with chance ``held``."""
+    assert table.held is not None and table.current is not None
+    held = table.held[start:stop]
+    if not (held > 0).any():
+        return
+    still = rng.random((drawn.shape[0], stop - start)) < held[None, :]
+    cells = still[:, :, None] & table.forecast[start:stop][None]
+    current = np.broadcast_to(table.current[start:stop][None, :, None], drawn.shape)
+    drawn[cells] = current[cells]
 
 
 def groups_of(refs: Sequence[EntityRef]) -> list[object] | None:
