@@ -13,7 +13,7 @@ from foretab.forecast.calibrate import (
     calibrate_adaptive,
     run_backtest,
 )
-from foretab.forecast.spread import Spread, fit_spread, own_volatility
+from foretab.forecast.spread import MAX_STALE, Spread, fit_spread, own_volatility, staleness
 
 
 def _walks(n: int, t: int, sigmas: tuple[float, ...], seed: int) -> np.ndarray:
@@ -68,8 +68,9 @@ def test_a_calm_and_a_noisy_group_each_get_their_own_coverage() -> None:
     unwidened = adaptive.residual_quantiles / WIDENING
     calm, noisy = _coverage_by_group(unwidened, scale, fresh, n)
     # Each group near the stated 80% (the shrinkage towards the typical volatility leaves
-    # the calm group a little wide), the gap between them less than half the pooled one.
-    assert 0.72 <= calm <= 0.92 and 0.72 <= noisy <= 0.92
+    # the calm group a little wide; the staleness term takes a little of the noisy
+    # group's width), the gap between them less than half the pooled one.
+    assert 0.70 <= calm <= 0.92 and 0.70 <= noisy <= 0.92
     assert abs(calm - noisy) < pooled_gap / 2
 
 
@@ -96,3 +97,41 @@ def test_a_spread_round_trips_through_its_list() -> None:
     assert Spread.from_list(spread.as_list()) == spread
     calm = np.full((1, 24), 10_000.0)
     assert spread.scale(calm)[0] >= 0.25  # equal prices are still uncertain
+
+
+def test_staleness_is_the_root_of_the_months_since_the_last_observation() -> None:
+    rows = np.full((3, 24), np.nan)
+    rows[0, -1] = 1.0  # observed at R
+    rows[1, -5] = 1.0  # four months before
+    rows[2, 0] = 1.0  # 23 months before: capped
+    np.testing.assert_allclose(staleness(rows), [0.0, 2.0, np.sqrt(MAX_STALE)])
+
+
+def test_fit_spread_finds_errors_that_grow_with_staleness() -> None:
+    rng = np.random.default_rng(5)
+    n = 600
+    windows = np.exp(np.cumsum(rng.normal(0, 0.03, (n, 24)), axis=1))
+    age = rng.integers(0, 9, n)
+    for i, a in enumerate(age):
+        windows[i, 24 - a :] = np.nan  # last observed `a` months before R
+    errors = rng.normal(0, 1, (n, 12)) * (0.03 + 0.02 * np.sqrt(age))[:, None]
+    spread = fit_spread([windows], [errors])
+    assert spread.stale > 0.01
+    scale = spread.scale(windows)
+    assert np.median(scale[age >= 6]) > 1.5 * np.median(scale[age == 0])
+    without = fit_spread([windows], [errors], stale=False)
+    assert without.stale == 0.0 and np.ptp(without.scale(windows)) < np.ptp(scale)
+
+
+def test_a_spread_from_before_the_staleness_term_reads_as_none() -> None:
+    old = Spread.from_list([0.05, 0.02, 0.8])  # a model file's three numbers
+    assert old.stale == 0.0 and old.as_list() == [0.05, 0.02, 0.8]
+    new = Spread(0.05, 0.02, 0.8, 0.03)
+    assert Spread.from_list(new.as_list()) == new and len(new.as_list()) == 4
+    rows = np.full((2, 24), 10_000.0)
+    rows[1, -6:] = np.nan
+    # Observed at R: staleness 0, the same scale; six months stale: wider with the term.
+    assert new.scale(rows)[0] == old.scale(rows)[0]
+    assert new.scale(rows)[1] > old.scale(rows)[1]
+    with pytest.raises(ValueError):
+        Spread(0.05, 0.02, 0.8, -0.1)

@@ -91,3 +91,45 @@ def test_the_store_skips_in_sample_residuals_only_when_a_backtest_replaces_them(
     assert short.interval_method == "in-sample"
     grid = short.forecaster.residual_quantiles
     assert (grid[:, -1] > grid[:, 0]).all()
+
+
+def test_the_calendar_free_member_ignores_the_calendar_and_is_blended_in() -> None:
+    from foretab.forecast.gbm import calendar_column
+
+    panel = make_panel(60, 30, seed=1)
+    history = make_panel(10, 30, seed=2)
+    plain = _small().fit(panel)
+    blended = _small(calendar_free_weight=0.5).fit(panel)
+    assert len(blended.boosters) == 1 and len(blended.free_boosters) == 1
+    col = calendar_column(blended.lookback)
+    # The members are fitted on one matrix: the blanked column is put back afterwards.
+    assert blended.boosters[0].feature_importance()[col] > 0
+    assert blended.free_boosters[0].feature_importance()[col] == 0
+    # Same rows, same seed: the calendar member is the plain model, and the blend is the
+    # weighted mean of the two members' log ratios.
+    main = plain.predict(history, 12)
+    blended_pred = blended.predict(history, 12)
+    blended.calendar_free_weight = 1.0
+    blended._last = None  # the one-entry memo keys on the history, not the weight
+    free = blended.predict(history, 12)
+    np.testing.assert_allclose(blended_pred, np.sqrt(main * free), rtol=1e-9)
+    assert not np.allclose(blended_pred, main) and not np.allclose(free, main)
+
+
+def test_no_calendar_means_no_calendar_free_member() -> None:
+    model = _small(calendar=False, calendar_free_weight=0.5).fit(make_panel(60, 30, seed=1))
+    assert model.calendar_free_weight == 0.0 and model.free_boosters == []
+
+
+def test_the_calendar_free_member_round_trips_through_the_model_file() -> None:
+    from foretab.forecast.store import StoreModel
+    from foretab.months import Month
+
+    panel = make_panel(60, 30, seed=1)
+    history = make_panel(10, 24, seed=2)
+    model = _small(calendar_free_weight=0.3).fit(panel)
+    fitted = StoreModel("lgbm", Month(2021, 12), 24, 0.0, model, first_month=Month(2021, 12) - 29)
+    loaded = StoreModel.from_bytes(fitted.to_bytes())
+    assert loaded.forecaster.calendar_free_weight == 0.3  # type: ignore[attr-defined]
+    assert len(loaded.forecaster.free_boosters) == 1  # type: ignore[attr-defined]
+    np.testing.assert_array_equal(loaded.predict(history, 12), fitted.predict(history, 12))

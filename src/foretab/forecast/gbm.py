@@ -75,6 +75,11 @@ def _rows(
     return x, y, lev, win
 
 
+def calendar_column(lookback: int) -> int:
+    """The index of the window-end (calendar) column in ``_rows``' feature matrix."""
+    return window_features(np.ones((1, lookback)))[0].shape[1]
+
+
 #: Forecasts of at most this many series are remembered for the next call (a question's).
 MEMO_ROWS = 64
 #: Below this many feature rows, predict on one thread.
@@ -108,6 +113,7 @@ class LightGBMForecaster(Forecaster):
         market: bool = False,
         row_fraction: float = 1.0,
         fixed_row_fraction: float = 1.0,
+        calendar_free_weight: float = 0.0,
     ) -> None:
         super().__init__(seed)
         self.lookback = lookback
@@ -162,6 +168,14 @@ class LightGBMForecaster(Forecaster):
         # `foretab train` fast; ``None`` means the same count as with one.
         self.fast_seeds = self.n_seeds if fast_seeds is None else max(1, fast_seeds)
         self.boosters: list[lgb.Booster] = []
+        # A second member fitted on the same rows with the calendar column blanked, its
+        # log ratio blended in with this weight (0: none; needs ``calendar``). With the
+        # calendar the trees carry the latest windows' market move at each horizon
+        # forward (for horizon h they read the windows that ended h months before R);
+        # a member without it leans on the market signals and the series' own shape, a
+        # different bias: README "Calendar-free member".
+        self.calendar_free_weight = calendar_free_weight if calendar else 0.0
+        self.free_boosters: list[lgb.Booster] = []
         self._last: tuple[object, np.ndarray, np.ndarray] | None = None
         self.residual_quantiles = np.zeros((MAX_HORIZON, 101))
         # Set by a normalised backtest calibration: ``residual_quantiles`` are then in
@@ -184,9 +198,11 @@ class LightGBMForecaster(Forecaster):
         market: Market | None = None,
         spread: Spread | None = None,
         location_drift: float = 0.0,
+        free_boosters: Sequence[lgb.Booster] = (),
     ) -> Self:
         """Set the fitted state read back from a data-only model file."""
         self.boosters = list(boosters)
+        self.free_boosters = list(free_boosters)
         self.residual_quantiles = np.asarray(residual_quantiles, dtype=float)
         self.spread = spread
         self.location_drift = float(location_drift)
@@ -299,10 +315,61 @@ class LightGBMForecaster(Forecaster):
                 best = booster.best_iteration or booster.num_trees()
                 booster = lgb.Booster(model_str=booster.model_to_string(num_iteration=best))
             self.boosters.append(booster)
+        self.free_boosters = []
+        if self.calendar_free_weight > 0:
+            self.free_boosters = [
+                self._fit_calendar_free(x, y, weight, vx, vy, rounds, val is not None)
+            ]
         if val is not None or self.in_sample_residuals:
             self._fit_residuals(vx, vy, x, y, val is not None)
         self.fit_seconds = time.perf_counter() - start
         return self
+
+    def _fit_calendar_free(
+        self,
+        x: np.ndarray,
+        y: np.ndarray,
+        weight: np.ndarray | None,
+        vx: np.ndarray | None,
+        vy: np.ndarray | None,
+        rounds: int,
+        early_stopping: bool,
+    ) -> lgb.Booster:
+        """The calendar-free member: the same rows, the window-end column all missing.
+
+        A column that is missing everywhere is never split on, so the member reads the
+        same feature rows as the others at prediction time and ignores the calendar.
+        The column is blanked in place and put back (the matrix is the largest object
+        of a fit; a copy would double it).
+        """
+        col = calendar_column(self.lookback)
+        saved = x[:, col].copy()
+        vsaved = None if vx is None else vx[:, col].copy()
+        try:
+            x[:, col] = np.nan
+            train = lgb.Dataset(x, y, weight=weight)
+            valid_sets = []
+            if vx is not None and vy is not None:
+                vx[:, col] = np.nan
+                valid_sets = [lgb.Dataset(vx, vy, reference=train)]
+            params = dict(self.params)
+            if not early_stopping:
+                params["learning_rate"] = self.default_learning_rate
+            booster = lgb.train(
+                params,
+                train,
+                num_boost_round=rounds,
+                valid_sets=valid_sets,
+                callbacks=[lgb.early_stopping(50, verbose=False)] if early_stopping else [],
+            )
+        finally:
+            x[:, col] = saved
+            if vx is not None and vsaved is not None:
+                vx[:, col] = vsaved
+        if early_stopping:
+            best = booster.best_iteration or booster.num_trees()
+            booster = lgb.Booster(model_str=booster.model_to_string(num_iteration=best))
+        return booster
 
     def _fit_residuals(
         self,
@@ -339,7 +406,12 @@ class LightGBMForecaster(Forecaster):
         # A question forecasts a handful of rows: starting OpenMP threads then costs more
         # than the trees (16 ms vs 0.3 ms per call on a busy 2-core machine).
         threads = 1 if len(x) < SMALL_BATCH_ROWS else self.params["num_threads"]
-        return np.mean([b.predict(x, num_threads=threads) for b in self.boosters], axis=0)
+        main = np.mean([b.predict(x, num_threads=threads) for b in self.boosters], axis=0)
+        if not self.free_boosters:
+            return main
+        free = np.mean([b.predict(x, num_threads=threads) for b in self.free_boosters], axis=0)
+        w = self.calendar_free_weight
+        return (1.0 - w) * main + w * free
 
     def _log_ratio(
         self, history: np.ndarray, h: int, places: Sequence[Place] | None = None

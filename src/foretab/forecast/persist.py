@@ -139,14 +139,20 @@ def forecaster_state(name: str, forecaster: Forecaster) -> tuple[dict[str, objec
         from foretab.forecast.gbm import LightGBMForecaster
 
         assert isinstance(forecaster, LightGBMForecaster)
-        texts = [b.model_to_string() for b in forecaster.boosters]
+        # The calendar-free member (if any) is the last booster.
+        members = [*forecaster.boosters, *forecaster.free_boosters]
+        texts = [b.model_to_string() for b in members]
+        hyper: dict[str, HyperValue] = {
+            "lookback": forecaster.lookback,
+            "calendar": forecaster.calendar,
+            "num_threads": int(forecaster.params["num_threads"]),
+            "market": forecaster.uses_places,
+        }
+        if forecaster.free_boosters:
+            hyper["calendar_free_members"] = len(forecaster.free_boosters)
+            hyper["calendar_free_weight"] = forecaster.calendar_free_weight
         fields: dict[str, object] = {
-            "hyper_parameters": {
-                "lookback": forecaster.lookback,
-                "calendar": forecaster.calendar,
-                "num_threads": int(forecaster.params["num_threads"]),
-                "market": forecaster.uses_places,
-            },
+            "hyper_parameters": hyper,
             "residual_quantiles": forecaster.residual_quantiles.tolist(),
             "boosters": [f"booster_{k}.txt" for k in range(len(texts))],
         }
@@ -218,11 +224,23 @@ def _restore_lgbm(manifest: Manifest, boosters: list[str], hp: dict[str, HyperVa
         from foretab.forecast.spread import Spread
 
         spread = Spread.from_list(manifest.residual_spread)
+    free = hp.get("calendar_free_members", 0)
+    weight = hp.get("calendar_free_weight", 0.0)
+    if isinstance(free, bool) or not isinstance(free, int) or not 0 <= free < len(boosters):
+        raise TypeError("hyper-parameter 'calendar_free_members' must count some boosters")
+    if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
+        raise TypeError("hyper-parameter 'calendar_free_weight' must lie in [0, 1]")
+    if free and not calendar:
+        raise TypeError("a calendar-free member needs a model with the calendar feature")
+    forecaster.calendar_free_weight = float(weight) if free else 0.0
     try:
         parsed = [lgb.Booster(model_str=text) for text in boosters]
     except lgb.basic.LightGBMError as exc:
         raise ValueError(f"a booster is not a LightGBM text model ({_short(exc)})") from exc
-    return forecaster.restore(parsed, residuals, market, spread, manifest.interval_drift)
+    cut = len(parsed) - free
+    return forecaster.restore(
+        parsed[:cut], residuals, market, spread, manifest.interval_drift, parsed[cut:]
+    )
 
 
 def _market(manifest: Manifest) -> Market:

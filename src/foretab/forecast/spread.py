@@ -9,7 +9,7 @@ inherit the error (a calm series' Q1 maximum looks far likelier to beat today's 
 than it is).
 
 So the calibration backtest divides each residual by the series' *scale*, ``base + slope ×
-volatility``, fitted on the backtest's own |residuals|, and takes the per-horizon quantiles
+volatility + stale × √age``, fitted on the backtest's own |residuals|, and takes the per-horizon quantiles
 of those normalised residuals; a forecast multiplies them back by its series' scale. This
 is split conformal on normalised scores (Lei et al. 2018, "Distribution-free predictive
 inference for regression", §5.2): marginal coverage is kept, and the width follows the
@@ -19,6 +19,9 @@ series.
 observations in the months a question reads (a change over a gap of g months divided by
 √g, as a random walk spreads), shrunk towards the corpus's typical value with the weight
 of ``PRIOR_CHANGES`` changes, so a series with two observed changes is not declared calm.
+The scale also grows with the square root of the months since the series' last
+observation (*staleness*): its forecast is anchored at a price the market has since moved
+away from unseen.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from foretab.forecast.base import last_observed
 from foretab.forecast.features import changes_since_previous
 
 #: Shrinkage towards the corpus's typical volatility, in changes' worth of weight.
@@ -34,6 +38,14 @@ PRIOR_CHANGES = 1.0
 #: A scale never falls below this share of the typical one: a series whose few observed
 #: prices were equal is still uncertain.
 MIN_SCALE_SHARE = 0.25
+#: Months since the last observation beyond which a series is not staler (24 months
+#: are read, and a question needs 6 of them).
+MAX_STALE = 18
+#: Whether the scale also grows with √(months since the last observation). Without it
+#: the 2020-12 store's 80% intervals covered 87% of 2021 for series observed at R but
+#: 66–71% for those last observed 4+ months before; with it 82–92% in every age group
+#: (README "The 2020-12 selection protocol").
+STALE_TERM = True
 
 
 def change_moments(history: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -55,18 +67,34 @@ def own_volatility(history: np.ndarray) -> np.ndarray:
     return np.sqrt(np.divide(total, count, out=np.full(total.shape, np.nan), where=count > 0))
 
 
+def staleness(history: np.ndarray) -> np.ndarray:
+    """``[n]``: √(months since the row's last observation), capped at ``MAX_STALE`` months.
+
+    A forecast is anchored at the last observed price; the longer ago that was, the more
+    the market has moved since unseen (as a random walk, the variance grows with it).
+    """
+    _, age = last_observed(np.asarray(history, dtype=float))
+    return np.sqrt(np.minimum(np.nan_to_num(age.astype(float), nan=0.0), MAX_STALE))
+
+
 @dataclass(frozen=True, slots=True)
 class Spread:
-    """A series' error scale: ``base + slope × volatility`` (shrunk towards ``typical``)."""
+    """A series' error scale: ``base + slope × volatility + stale × √age``.
+
+    The volatility is shrunk towards ``typical``; ``age`` is the months since the last
+    observation (``staleness``). A model file from before the staleness term has
+    three numbers and ``stale`` 0.
+    """
 
     typical: float
     base: float
     slope: float
+    stale: float = 0.0
 
     def __post_init__(self) -> None:
-        if not (self.typical > 0 and self.base >= 0 and self.slope >= 0):
+        if not (self.typical > 0 and self.base >= 0 and self.slope >= 0 and self.stale >= 0):
             raise ValueError(
-                f"a spread needs typical > 0 and base, slope >= 0, got {self.as_list()}"
+                f"a spread needs typical > 0 and base, slope, stale >= 0, got {self.as_list()}"
             )
         if self.base + self.slope * self.typical <= 0:
             raise ValueError("a spread must give the typical series a positive scale")
@@ -80,24 +108,31 @@ class Spread:
     def scale(self, history: np.ndarray) -> np.ndarray:
         """``[n]`` error scales of the rows of ``history`` (the typical series' is 1)."""
         typical = self.base + self.slope * self.typical
-        raw = (self.base + self.slope * self.volatility(history)) / typical
-        return np.maximum(raw, MIN_SCALE_SHARE)
+        raw = self.base + self.slope * self.volatility(history)
+        if self.stale:
+            raw = raw + self.stale * staleness(history)
+        return np.maximum(raw / typical, MIN_SCALE_SHARE)
 
     def as_list(self) -> list[float]:
-        return [self.typical, self.base, self.slope]
+        values = [self.typical, self.base, self.slope]
+        return [*values, self.stale] if self.stale else values
 
     @classmethod
     def from_list(cls, values: list[float]) -> Spread:
-        if len(values) != 3 or not all(np.isfinite(values)):
-            raise ValueError(f"a spread is three finite numbers, got {values!r}")
+        if len(values) not in (3, 4) or not all(np.isfinite(values)):
+            raise ValueError(f"a spread is three or four finite numbers, got {values!r}")
         return cls(*(float(v) for v in values))
 
 
-def fit_spread(histories: list[np.ndarray], residuals: list[np.ndarray]) -> Spread:
-    """The scale that best predicts |residual| from volatility (least squares, ≥ 0).
+def fit_spread(
+    histories: list[np.ndarray], residuals: list[np.ndarray], stale: bool = STALE_TERM
+) -> Spread:
+    """The scale that best predicts |residual| from volatility (and staleness): NNLS.
 
     ``histories[i]`` are the windows a backtest forecast read and ``residuals[i]`` their
     log residuals ``[rows, horizons]`` (NaN where unobserved); every horizon counts.
+    Non-negative least squares on ``[1, volatility]`` (plus ``√age`` with ``stale``):
+    a negative slope gives every series the mean, a negative base a scale through 0.
     """
     own = np.concatenate([own_volatility(h) for h in histories])
     typical = float(np.nanmedian(own)) if np.isfinite(own).any() else 0.0
@@ -108,12 +143,16 @@ def fit_spread(histories: list[np.ndarray], residuals: list[np.ndarray]) -> Spre
     ok = np.isfinite(vol) & np.isfinite(size)
     if ok.sum() < 10:
         return Spread(typical, typical, 0.0)  # too little to fit: every series alike
-    slope, base = np.polyfit(vol[ok], size[ok], 1)
-    if slope <= 0:
+    columns = [np.ones(int(ok.sum())), vol[ok]]
+    if stale:
+        columns.append(np.concatenate([staleness(h) for h in histories])[ok])
+    from scipy.optimize import nnls  # scikit-learn's dependency; loaded only to fit
+
+    coef, _ = nnls(np.column_stack(columns), size[ok])
+    base, slope = float(coef[0]), float(coef[1])
+    if base + slope * typical <= 0:  # only a staleness relation: keep a typical scale
         return Spread(typical, float(np.mean(size[ok])), 0.0)
-    if base < 0:  # through the origin: scale proportional to volatility
-        slope, base = float(np.sum(vol[ok] * size[ok]) / np.sum(vol[ok] ** 2)), 0.0
-    return Spread(typical, float(base), float(slope))
+    return Spread(typical, base, slope, float(coef[2]) if stale else 0.0)
 
 
 def _row_mean_abs(errors: np.ndarray) -> np.ndarray:
