@@ -106,6 +106,13 @@ def test_max_f1_lists_a_likely_mover_where_the_most_probable_set_is_none() -> No
     assert probability.choose(plan, probs, 0, "point") == 0
     expected = [0.36, 0.34 + 0.30 * 2 / 3, 0.30 * 2 / 3, 0.34 * 2 / 3 + 0.30]
     assert probability.overlap(plan) @ probs == pytest.approx(expected)
+    # The mean of exactly right and F1: None 0.36, {A} (0.34 + 0.54) / 2 = 0.44.
+    assert probability.choose(plan, probs, 0, "balanced") == 1
+    # None 42%, {A} 14%, {B} 14%, {A, B} 30%: max-f1 lists both (expected F1 0.49 against
+    # 0.42); balanced keeps None ((0.42 + 0.42) / 2 against (0.30 + 0.49) / 2).
+    split = np.asarray([0.42, 0.14, 0.14, 0.30])
+    assert probability.choose(plan, split, 0, "max-f1") == 3
+    assert probability.choose(plan, split, 0, "balanced") == 0
 
 
 def test_max_f1_equals_most_probable_for_one_item_answers() -> None:
@@ -127,6 +134,8 @@ def test_max_f1_answers_both_of_two_coin_flips_most_probable_none() -> None:
     assert best.answer == [["None"]]
     assert f1.answer == [["Sun Garden"], ["Lake Bay"]] and f1.decision == "max-f1"
     assert f1.probability == pytest.approx(0.2, abs=0.04)  # both rise: stated honestly
+    # Both rise 20%, one of them 50%: the mean of exactly right and F1 lists both too.
+    assert RuleAnalyzer("balanced").analyze(plan, HISTORY, forecast).answer == f1.answer
     assert "expected F1" in f1.text
 
 

@@ -355,7 +355,7 @@ class RuleAnalyzer:
     """The exact, deterministic analyzer (``foretab.core.stages.Analyzer``).
 
     ``decision``: how a reasoning answer is chosen when the forecast has a distribution
-    (``foretab.analyze.probability``: ``most-probable`` or ``point``); ``copula``: the
+    (``foretab.analyze.probability.DECISIONS``); ``copula``: the
     scenarios' correlations (``foretab.analyze.scenarios``; None: the defaults).
     """
 

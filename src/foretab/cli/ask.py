@@ -72,10 +72,11 @@ def ask(
         str,
         typer.Option(
             help="Reasoning answers: 'most-probable' (the answer most likely right under the "
-            "forecast distribution), 'max-f1' (the highest expected F1 of a listed set) or "
-            "'point' (the point forecasts' verdict)."
+            "forecast distribution), 'max-f1' (the highest expected F1 of a listed set), "
+            "'balanced' (the highest expected mean of the two) or 'point' (the point "
+            "forecasts' verdict)."
         ),
-    ] = "most-probable",
+    ] = "balanced",
 ) -> None:
     """Answer a question about past or future prices, with the plan, tables, SQL and answer.
 

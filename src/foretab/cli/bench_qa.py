@@ -147,10 +147,10 @@ def run(
         str,
         typer.Option(
             help="Reasoning answers: 'most-probable' (most likely right under the forecast "
-            "distribution), 'max-f1' (the highest expected F1 of a listed set) or 'point' "
-            "(the point forecasts' verdict)."
+            "distribution), 'max-f1' (the highest expected F1 of a listed set), 'balanced' "
+            "(the highest expected mean of the two) or 'point' (the point forecasts' verdict)."
         ),
-    ] = "most-probable",
+    ] = "balanced",
     month_correlation: Annotated[
         float | None,
         typer.Option(

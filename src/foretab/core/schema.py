@@ -296,7 +296,8 @@ class AnswerDoc(Doc):
     )
     decision_rule: str | None = Field(
         None,
-        description="how the reasoning answer was chosen: 'point', 'most-probable' or 'max-f1'",
+        description="how the reasoning answer was chosen: 'point', 'most-probable', "
+        "'balanced' or 'max-f1'",
     )
     intervals: list[AnswerIntervalDoc] = Field(
         default_factory=list,
