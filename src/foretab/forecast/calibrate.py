@@ -18,7 +18,7 @@ This is split conformal per horizon (the calibration copy is fitted on less rece
 than the store model, so if anything the intervals are slightly conservative). Only series
 eligible for questions (>= 6 observations in the 24 months to the origin) contribute, as
 the corpus benchmark and the QA dataset filter. Nothing here is persisted but the grid,
-the scale model's three numbers and the drift.
+the scale model's three (with staleness, four) numbers and the drift.
 
 The grid gives the *spread*; its *location* is not the calibration copy's. That copy was
 fitted on an older stretch of the market, and its median residual is that stretch's bias

@@ -60,7 +60,7 @@ class Manifest(BaseModel):
     hyper_parameters: dict[str, HyperValue] = Field(default_factory=dict)
     #: per-horizon quantiles (101-point grid) of log residuals: ``[12][101]``
     residual_quantiles: list[list[float]] | None = None
-    #: the error scale of normalised residuals, ``[typical, base, slope]``
+    #: the error scale of normalised residuals, ``[typical, base, slope(, stale)]``
     #: (``foretab.forecast.spread``); absent: the quantiles are pooled log residuals
     residual_spread: list[float] | None = None
     #: per-month log location of the forecast distribution (``calibrate.recent_drift``);
