@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
 
 import numpy as np
@@ -234,13 +235,22 @@ def held_share(observed: Mapping[Month, float], reference: Month) -> float:
     share 0 → about 1%), so a scenario keeps the whole window at the current value with
     that chance (``WindowTable.held``). Values are compared in cents, as the answers are.
     """
-    first = reference - 11
-    months = sorted(m for m in observed if first <= m <= reference)
-    steps = [(a, b) for a, b in pairwise(months) if b == a + 1]
-    if not steps:
-        return 0.0
-    same = sum(round(float(observed[a]), 2) == round(float(observed[b]), 2) for a, b in steps)
-    return same / len(steps)
+    return _held_share([observed.get(m) for m in _last_year(reference)])
+
+
+@lru_cache(maxsize=64)
+def _last_year(reference: Month) -> tuple[Month, ...]:
+    return tuple(reference - k for k in range(11, -1, -1))
+
+
+def _held_share(values: Sequence[float | None]) -> float:
+    cents = [None if v is None else round(float(v), 2) for v in values]
+    steps = same = 0
+    for a, b in pairwise(cents):
+        if a is not None and b is not None:
+            steps += 1
+            same += a == b
+    return same / steps if steps else 0.0
 
 
 def _holding(
