@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from foretab.bench.forecast_bench import bench_forecast, bench_impute
+from foretab.bench.forecast_bench import bench_forecast, bench_impute, selection_split
 from foretab.cli import bench_forecast as _commands  # noqa: F401  (registers commands)
 from foretab.cli.main import app
 from foretab.errors import ForecastError
-from foretab.forecast.data import read_forecast_csv
+from foretab.forecast.data import read_forecast_csv, read_impute_csv
 from foretab.forecast.registry import DEFAULT_FORECASTER
 
 from .synthetic import make_panel
@@ -96,6 +96,62 @@ def test_bench_impute_scores_masked_cells(tmp_path: Path) -> None:
     rows = bench_impute(train, test, model="linear")
     assert rows[0].model == "linear" and rows[0].n_points > 0
     assert rows[0].mre < 0.2
+
+
+def test_the_selection_split_holds_out_a_quarter_of_the_series_with_their_masks(
+    tmp_path: Path,
+) -> None:
+    split = read_impute_csv(_write_impute(tmp_path / "train.csv", 1))
+    fit, held = selection_split(split, seed=3)
+    assert len(held.series_id) == 10 and fit.shape == (30, 24)
+    rows = [split.series_id.index(s) for s in held.series_id]
+    np.testing.assert_array_equal(held.values, split.values[rows])
+    np.testing.assert_array_equal(held.mask, split.mask[rows])
+    # the fit panel is exactly the other series, every value of them
+    others = sorted(set(range(40)) - set(rows))
+    np.testing.assert_array_equal(fit, split.values[others])
+    assert selection_split(split, seed=3)[1].series_id == held.series_id
+    assert selection_split(split, seed=4)[1].series_id != held.series_id
+
+
+def test_bench_impute_scores_the_selection_split_without_a_test_file(tmp_path: Path) -> None:
+    train = _write_impute(tmp_path / "train.csv", 1)
+    rows = bench_impute(train, None, model="linear", split_seed=0)
+    assert rows[0].n_series == 10 and rows[0].n_points > 0
+    with pytest.raises(ForecastError, match="either a test file or a selection split"):
+        bench_impute(train, train, model="linear", split_seed=0)
+    with pytest.raises(ForecastError, match="either a test file or a selection split"):
+        bench_impute(train, None, model="linear")
+    out = tmp_path / "out.json"
+    args = ["bench", "impute", "--train", str(train), "--select-split", "0"]
+    result = CliRunner().invoke(app, [*args, "--model", "linear", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())[0]["n_series"] == 10
+
+
+def test_a_transductive_bench_fits_on_the_scored_series_with_their_cells_hidden(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from foretab.forecast import registry
+    from foretab.forecast.impute import LinearImputer
+
+    seen: list[np.ndarray] = []
+
+    class Recording(LinearImputer):
+        def fit(self, panel: np.ndarray) -> Recording:
+            seen.append(panel)
+            return self
+
+    monkeypatch.setitem(registry.IMPUTERS, "linear", lambda seed: Recording(seed))
+    train = _write_impute(tmp_path / "train.csv", 1)
+    test = _write_impute(tmp_path / "test.csv", 2)
+    plain = bench_impute(train, test, model="linear")
+    both = bench_impute(train, test, model="linear", transductive=True)
+    assert both[0].mae == plain[0].mae  # linear learns nothing from the extra rows
+    split = read_impute_csv(test)
+    assert seen[0].shape == (40, 24) and seen[1].shape == (80, 24)
+    np.testing.assert_array_equal(seen[1][40:], split.masked)
+    assert np.isnan(seen[1][40:][split.mask]).all()
 
 
 def test_unknown_model_is_a_clean_error(tmp_path: Path) -> None:

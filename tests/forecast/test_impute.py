@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from foretab.forecast.impute import LightGBMImputer, hidden_folds, interpolate_linear
+from foretab.forecast.impute import (
+    LightGBMImputer,
+    _cell_features,
+    hidden_folds,
+    interpolate_linear,
+)
 
 from .synthetic import make_panel
 
@@ -46,3 +51,12 @@ def test_members_average_the_single_models_corrections_in_log_space() -> None:
     # a sane fill: near the truth, as the synthetic series move about 2% a month
     assert np.all(np.abs(both[hidden] / truth[hidden] - 1) < 0.25)
     np.testing.assert_array_equal(both, _fill(2, 3, panel))
+
+
+def test_features_of_a_row_with_nothing_observed_are_missing_not_a_warning() -> None:
+    panel = make_panel(5, 24, seed=2)
+    panel[1] = np.nan  # a training round can hide every cell of a short series
+    feats, base = _cell_features(panel, neighbours=3)
+    assert np.isnan(base.reshape(5, 24)[1]).all()
+    assert np.isfinite(base.reshape(5, 24)[0]).all()
+    assert feats.shape == (5 * 24, 16)

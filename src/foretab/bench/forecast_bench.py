@@ -15,7 +15,7 @@ import numpy as np
 from foretab.errors import ForecastError
 from foretab.forecast import registry
 from foretab.forecast.base import MAX_HORIZON, Forecaster, ValidationSplit
-from foretab.forecast.data import read_forecast_csv, read_impute_csv
+from foretab.forecast.data import ImputeSplit, read_forecast_csv, read_impute_csv
 from foretab.forecast.metrics import Scores, score
 from foretab.forecast.neural import neural_installed
 
@@ -167,22 +167,68 @@ def time_predict_3000(
     return time.perf_counter() - start
 
 
+#: share of the training file's series held out by ``selection_split``
+SELECT_SHARE = 0.25
+
+
+def selection_split(
+    split: ImputeSplit, seed: int = 0, share: float = SELECT_SHARE
+) -> tuple[np.ndarray, ImputeSplit]:
+    """``(fit panel, held-out split)``: a seeded ``share`` of the series held out.
+
+    Settings are chosen here, not on val, where the target is measured. The held-out
+    series keep their file's own mask (the training file hides cells as val does: about
+    12% of the observed cells, mostly one per series), so they are scored like val; the
+    rest are fitted on, every observed value of them.
+    """
+    n = len(split.series_id)
+    held = np.zeros(n, dtype=bool)
+    held[np.random.default_rng(seed).permutation(n)[: round(n * share)]] = True
+    test = ImputeSplit(
+        series_id=tuple(s for s, h in zip(split.series_id, held, strict=True) if h),
+        months=split.months,
+        values=split.values[held],
+        mask=split.mask[held],
+    )
+    return split.values[~held], test
+
+
 def bench_impute(
     train: str | Path,
-    test: str | Path,
+    test: str | Path | None,
     model: str = "all",
     seed: int = 0,
     progress: Progress = _noop,
+    split_seed: int | None = None,
+    transductive: bool = False,
 ) -> list[BenchRow]:
-    """Fit each imputer on ``train``'s values, fill ``test``'s masked cells, score them."""
+    """Fit each imputer on ``train``'s values, fill ``test``'s masked cells, score them.
+
+    With ``split_seed`` (and no ``test``) the scored series are instead a held-out
+    quarter of ``train`` (``selection_split``): the split to choose settings on. With
+    ``transductive`` the imputers also fit on the cells of the scored series that they
+    are shown (the scored cells stay hidden): a protocol of its own, reported apart.
+    """
     train_split = read_impute_csv(train)
-    test_split = read_impute_csv(test)
+    if (test is None) == (split_seed is None):
+        raise ForecastError(
+            "give either a test file or a selection split, not both or neither",
+            suggestions=(
+                "foretab bench impute --train TRAIN --test VAL",
+                "foretab bench impute --train TRAIN --select-split 0",
+            ),
+        )
+    if split_seed is not None:
+        fit_panel, test_split = selection_split(train_split, split_seed)
+    else:
+        fit_panel, test_split = train_split.values, read_impute_csv(test)
     rows = []
     for name in resolve_models(model, list(registry.IMPUTERS), "imputer"):
         progress(name, "fit")
         imputer = registry.get_imputer(name, seed)
         start = time.perf_counter()
-        imputer.fit(train_split.values)  # every observed cell, hidden or not, is training data
+        # every observed cell of the training series is training data
+        imputer.fit(np.vstack([fit_panel, test_split.masked]) if transductive else fit_panel)
         fit_s = time.perf_counter() - start
         progress(name, "predict")
         start = time.perf_counter()

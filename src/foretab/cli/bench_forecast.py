@@ -107,17 +107,34 @@ def impute_cmd(
         Path, typer.Option(help="Training CSV (series_id, 24 values, 24 mask_ columns).")
     ],
     test: Annotated[
-        Path, typer.Option(help="CSV to score: cells with mask 1 are hidden and scored.")
-    ],
+        Path | None, typer.Option(help="CSV to score: cells with mask 1 are hidden and scored.")
+    ] = None,
     model: Annotated[str, typer.Option(help="An imputer name, a comma list, or 'all'.")] = "all",
     seed: SeedOption = 0,
     json_out: JsonOutOption = None,
+    select_split: Annotated[
+        int | None,
+        typer.Option(
+            help="Instead of --test, score a quarter of --train's series held out by this "
+            "seed (their own masks): the split to choose settings on."
+        ),
+    ] = None,
+    transductive: Annotated[
+        bool,
+        typer.Option(
+            help="Also fit on the scored series' visible cells (their masked cells stay "
+            "hidden): a protocol of its own, not the paper's."
+        ),
+    ] = False,
 ) -> None:
     """Fit imputers on --train and score the masked cells of --test."""
     from foretab.bench.forecast_bench import bench_impute
 
-    rows = bench_impute(train, test, model, seed, _progress)
-    out.print(_table(f"Imputation: {test.name}", rows))
+    rows = bench_impute(
+        train, test, model, seed, _progress, split_seed=select_split, transductive=transductive
+    )
+    title = test.name if test is not None else f"{train.name}, held-out split {select_split}"
+    out.print(_table(f"Imputation: {title}", rows))
     _write(json_out, rows)
 
 

@@ -119,11 +119,13 @@ def _cell_features(
     n, t = panel.shape
     base = interpolate_linear(panel)
     vals, dists = _neighbours(panel, neighbours)
+    observed = np.isfinite(panel)
     with np.errstate(invalid="ignore", divide="ignore"):
         rel = [np.log(v / base) for v in vals]
-        row_med = np.nanmedian(np.where(np.isfinite(panel), panel, np.nan), axis=1)
-    row_med = np.where(np.isfinite(row_med), row_med, base[:, 0])
-    observed = np.isfinite(panel)
+    # rows with no observation left (a training round may hide them all) have no median
+    row_med = np.full(n, np.nan)
+    some = observed.any(axis=1)
+    row_med[some] = np.nanmedian(panel[some], axis=1)
     col = np.broadcast_to(np.arange(t)[None, :], (n, t)).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         parts = [
