@@ -323,3 +323,17 @@ def test_bench_run_help_states_the_scenario_defaults() -> None:
     text = " ".join(result.output.split())
     assert f"(default {MONTH_CORRELATION:g}; 1 = comonotone months)" in text
     assert f"(default {SHARED_CORRELATION:g}; 0 = independent)" in text
+
+
+def test_decision_option_names_the_analyzer_default_and_every_rule() -> None:
+    from foretab.analyze.probability import DECISIONS, DEFAULT_DECISION
+    from foretab.cli.engine_options import DEFAULT_DECISION_NAME
+
+    assert DEFAULT_DECISION_NAME == DEFAULT_DECISION
+    _register()
+    for command in (["ask"], ["bench", "run"]):
+        result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "400"})
+        assert result.exit_code == 0, result.output
+        text = " ".join(result.output.split())
+        assert f"[default: {DEFAULT_DECISION}]" in text
+        assert all(f"'{rule}'" in text for rule in DECISIONS)

@@ -12,6 +12,8 @@ from rich.table import Table
 
 from foretab.cli.common import DbOption, exit_on_error
 from foretab.cli.engine_options import (
+    DEFAULT_DECISION_NAME,
+    DecisionOption,
     EngineOption,
     FewshotOption,
     MaxSqlIterationsOption,
@@ -68,15 +70,7 @@ def ask(
         float,
         typer.Option(help="Level of the forecast intervals, between 0 and 1 (0.8: 80%)."),
     ] = 0.8,
-    decision: Annotated[
-        str,
-        typer.Option(
-            help="Reasoning answers: 'most-probable' (the answer most likely right under the "
-            "forecast distribution), 'max-f1' (the highest expected F1 of a listed set), "
-            "'balanced' (the highest expected mean of the two) or 'point' (the point "
-            "forecasts' verdict)."
-        ),
-    ] = "balanced",
+    decision: DecisionOption = DEFAULT_DECISION_NAME,
 ) -> None:
     """Answer a question about past or future prices, with the plan, tables, SQL and answer.
 

@@ -19,6 +19,8 @@ from rich.table import Table
 
 from foretab.cli.common import DbOption, exit_on_error
 from foretab.cli.engine_options import (
+    DEFAULT_DECISION_NAME,
+    DecisionOption,
     EngineOption,
     FewshotOption,
     MaxSqlIterationsOption,
@@ -143,14 +145,7 @@ def run(
     llm_config: LLMConfigOption = None,
     llm_record: LLMRecordOption = None,
     llm_replay: LLMReplayOption = None,
-    decision: Annotated[
-        str,
-        typer.Option(
-            help="Reasoning answers: 'most-probable' (most likely right under the forecast "
-            "distribution), 'max-f1' (the highest expected F1 of a listed set), 'balanced' "
-            "(the highest expected mean of the two) or 'point' (the point forecasts' verdict)."
-        ),
-    ] = "balanced",
+    decision: DecisionOption = DEFAULT_DECISION_NAME,
     month_correlation: Annotated[
         float | None,
         typer.Option(

@@ -50,6 +50,20 @@ ToolModelOption = Annotated[
     ),
 ]
 
+DecisionOption = Annotated[
+    str,
+    typer.Option(
+        "--decision",
+        help="Reasoning answers: 'balanced' (default: the highest expected mean of being "
+        "exactly right and F1), 'most-probable' (the answer most likely exactly right under "
+        "the forecast distribution), 'max-f1' (the highest expected F1 of a listed set) or "
+        "'point' (the point forecasts' verdict).",
+    ),
+]
+#: ``foretab.analyze.probability.DEFAULT_DECISION``, written out so that ``--help`` does not
+#: import the analyzer (a test holds the two equal).
+DEFAULT_DECISION_NAME = "balanced"
+
 LLMFlags = tuple[Any, Any, Any, Any, Any, Any]
 
 
