@@ -25,11 +25,11 @@ from collections import defaultdict
 
 import numpy as np
 
-from foretab.bench.corpus_forecast import eligible_rows
+from foretab.bench.corpus_forecast import eligible_rows, future_rows
 from foretab.core.plan import EntityRef
 from foretab.forecast.base import MAX_HORIZON, last_observed
 from foretab.forecast.store import load_store_model, panel_arrays, store_reference
-from foretab.store import open_future, open_history
+from foretab.store import open_history
 
 AGE_GROUPS = ((0, 1), (1, 2), (2, 4), (4, 8), (8, 99))
 
@@ -44,13 +44,7 @@ def main() -> None:
         history = panel_arrays(store.panel(), ref)
         model = load_store_model(store)
         generation = store.generation
-    with open_future(db, generation) as store:
-        ahead = panel_arrays(store.panel(), ref + MAX_HORIZON, first=ref + 1)
-    row_of = {p: i for i, p in enumerate(ahead.entities)}
-    future = np.full((len(history.entities), MAX_HORIZON), np.nan)
-    for i, p in enumerate(history.entities):
-        if p in row_of:
-            future[i] = ahead.values[row_of[p]]
+    future = future_rows(db, generation, history, ref)
     keep = eligible_rows(history, future)
     window = history.window(model.lookback)[keep]
     refs = [p for p, k in zip(history.entities, keep, strict=True) if k]

@@ -27,6 +27,7 @@ from foretab.forecast.store import (
     panel_arrays,
     store_reference,
 )
+from foretab.months import Month
 
 #: Eligibility, as the dataset builder filters questions (DESIGN §5).
 MIN_HISTORY_OBS = 6
@@ -37,6 +38,23 @@ def eligible_rows(history: StorePanel, future: np.ndarray) -> np.ndarray:
     """Projects with >= 6 observations in the 24 months to R and >= 1 in R+1..R+12."""
     recent = np.isfinite(history.values[:, -HISTORY_WINDOW:]).sum(axis=1)
     return (recent >= MIN_HISTORY_OBS) & np.isfinite(future).any(axis=1)
+
+
+def future_rows(db: str, generation: str | None, history: StorePanel, ref: Month) -> np.ndarray:
+    """``[projects, 12]``: the future store's R+1..R+12 in the rows of ``history``.
+
+    NaN where the month was not observed, or the future store lacks the project.
+    """
+    from foretab.store import open_future
+
+    with open_future(db, generation) as store:
+        ahead = panel_arrays(store.panel(), ref + MAX_HORIZON, first=ref + 1)
+    row_of = {p: i for i, p in enumerate(ahead.entities)}
+    future = np.full((len(history.entities), MAX_HORIZON), np.nan)
+    for i, p in enumerate(history.entities):
+        if p in row_of:
+            future[i] = ahead.values[row_of[p]]
+    return future
 
 
 def bench_corpus(
@@ -54,21 +72,14 @@ def bench_corpus(
     scores the model saved with the store (``foretab train`` fits it exactly as this
     function would) instead of refitting it; other models are refitted.
     """
-    from foretab.store import open_future, open_history
+    from foretab.store import open_history
 
     with open_history(db) as hist_store:
         ref = store_reference(hist_store)
         history = panel_arrays(hist_store.panel(), ref)
         saved = load_store_model(hist_store) if stored else None
         generation = hist_store.generation
-    with open_future(db, generation) as fut_store:
-        fut_frame = fut_store.panel()
-    future_panel = panel_arrays(fut_frame, ref + MAX_HORIZON, first=ref + 1)
-    row_of = {p: i for i, p in enumerate(future_panel.entities)}
-    future = np.full((len(history.entities), MAX_HORIZON), np.nan)
-    for i, p in enumerate(history.entities):
-        if p in row_of:
-            future[i] = future_panel.values[row_of[p]]
+    future = future_rows(db, generation, history, ref)
     keep = eligible_rows(history, future)
     truth = future[keep]
     rows = []
