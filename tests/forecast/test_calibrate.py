@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from foretab.forecast.baselines import NaiveForecaster
-from foretab.forecast.calibrate import GRID, backtest_residuals, calibrate
+from foretab.forecast.calibrate import GRID, calibrate, run_backtest
 
 
 def _random_walk(n: int, t: int, sigma: float, seed: int) -> np.ndarray:
@@ -18,7 +18,7 @@ def _random_walk(n: int, t: int, sigma: float, seed: int) -> np.ndarray:
 def test_naive_on_a_random_walk_gets_sqrt_h_quantiles() -> None:
     sigma = 0.02
     panel = _random_walk(2_000, 36, sigma, seed=1)
-    cal = calibrate(backtest_residuals(panel, NaiveForecaster, lookback=24))
+    cal = calibrate(run_backtest(panel, NaiveForecaster, lookback=24).residuals)
     q90 = cal.residual_quantiles[:, int(np.argmin(np.abs(GRID - 0.9)))]
     expected = 1.2816 * sigma * np.sqrt(np.arange(1, 13))
     np.testing.assert_allclose(q90, expected, rtol=0.12)
@@ -27,7 +27,7 @@ def test_naive_on_a_random_walk_gets_sqrt_h_quantiles() -> None:
 
 def test_intervals_cover_fresh_data_at_the_stated_level() -> None:
     sigma = 0.02
-    cal = calibrate(backtest_residuals(_random_walk(2_000, 36, sigma, 2), NaiveForecaster, 24))
+    cal = calibrate(run_backtest(_random_walk(2_000, 36, sigma, 2), NaiveForecaster, 24).residuals)
     fresh = _random_walk(3_000, 36, sigma, 3)
     last = fresh[:, 23:24]
     truth = fresh[:, 24:36]
@@ -52,11 +52,11 @@ def test_a_short_panel_gets_fewer_origins_or_none() -> None:
     from foretab.forecast.calibrate import TooShort
 
     short = _random_walk(500, 18, 0.02, seed=4)  # 6 origins, horizons 7..12 borrow
-    cal = calibrate(backtest_residuals(short, NaiveForecaster, 24), origins=6)
+    cal = calibrate(run_backtest(short, NaiveForecaster, 24).residuals, origins=6)
     assert cal.counts[5] > 0 and cal.counts[6] == 0
     assert np.all(np.diff(cal.residual_quantiles, axis=1) >= 0)
     with pytest.raises(TooShort):
-        backtest_residuals(_random_walk(50, 14, 0.02, seed=5), NaiveForecaster, 24)
+        run_backtest(_random_walk(50, 14, 0.02, seed=5), NaiveForecaster, 24)
 
 
 def test_coverage_by_volatility_splits_the_series_into_fifths() -> None:
@@ -88,10 +88,12 @@ def test_recent_drift_recovers_a_planted_fall_of_the_last_months() -> None:
     drift = np.zeros(36)
     drift[-DRIFT_ORIGINS - 6 :] = -0.004  # the market turned down; naive cannot know
     panel = _drifting_walk(3_000, 36, 0.02, drift, seed=6)
-    found = recent_drift(backtest_residuals(panel, NaiveForecaster, 24, DRIFT_ORIGINS))
+    found = recent_drift(run_backtest(panel, NaiveForecaster, 24, DRIFT_ORIGINS).residuals)
     assert found == pytest.approx(-0.004, abs=0.0008)
     flat = _random_walk(3_000, 36, 0.02, seed=7)
-    assert abs(recent_drift(backtest_residuals(flat, NaiveForecaster, 24, DRIFT_ORIGINS))) < 0.0008
+    assert (
+        abs(recent_drift(run_backtest(flat, NaiveForecaster, 24, DRIFT_ORIGINS).residuals)) < 0.0008
+    )
 
 
 @pytest.mark.parametrize("adaptive", [False, True])

@@ -94,25 +94,27 @@ class Calibration:
 
 @dataclass(frozen=True, slots=True)
 class Backtest:
-    """A rolling backtest's residuals, and per origin what each forecast read."""
+    """A rolling backtest: per origin what each forecast read, and its residuals."""
 
-    #: per horizon, every log residual ``log(actual / forecast)`` at that horizon
-    residuals: list[np.ndarray]
     #: per origin, the ``[rows, lookback]`` histories forecast from ...
     windows: list[np.ndarray]
     #: ... and their ``[rows, h]`` log residuals (NaN where the month was unobserved)
     errors: list[np.ndarray]
 
+    @property
+    def residuals(self) -> list[np.ndarray]:
+        """Per horizon (``[12]`` arrays), every finite log residual ``log(actual / forecast)``."""
+        return by_horizon(self.errors)
 
-def backtest_residuals(
-    panel: np.ndarray,
-    make_forecaster: Callable[[], Forecaster],
-    lookback: int,
-    n_origins: int = MAX_HORIZON,
-    places: Sequence[Place] | None = None,
-) -> list[np.ndarray]:
-    """Log residuals per horizon (``[12]`` arrays) of a copy fitted on ``panel[:, :T−n]``."""
-    return run_backtest(panel, make_forecaster, lookback, n_origins, places).residuals
+
+def by_horizon(errors: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The finite entries of each ``[rows, h]`` matrix's column k, pooled per horizon k."""
+    per_h: list[list[np.ndarray]] = [[] for _ in range(MAX_HORIZON)]
+    for error in errors:
+        for k in range(error.shape[1]):
+            column = error[:, k]
+            per_h[k].append(column[np.isfinite(column)])
+    return [np.concatenate(r) if r else np.empty(0) for r in per_h]
 
 
 def run_backtest(
@@ -142,7 +144,6 @@ def run_backtest(
         model.observe(values, places)
     else:
         model.fit(values[:, :cut])
-    per_h: list[list[np.ndarray]] = [[] for _ in range(MAX_HORIZON)]
     windows: list[np.ndarray] = []
     errors: list[np.ndarray] = []
     for origin in range(cut - 1, t - 1):  # last history column the forecast reads
@@ -160,11 +161,7 @@ def run_backtest(
             resid = np.log(actual[rows] / pred)
         windows.append(hist[rows][:, -lookback:])
         errors.append(resid)
-        for k in range(h):
-            r = resid[:, k]
-            per_h[k].append(r[np.isfinite(r)])
-    residuals = [np.concatenate(r) if r else np.empty(0) for r in per_h]
-    return Backtest(residuals, windows, errors)
+    return Backtest(windows, errors)
 
 
 def recent_drift(residuals: list[np.ndarray]) -> float:
@@ -233,8 +230,8 @@ def conformal_quantiles(
         cal = calibrate_adaptive(backtest, origins, centre)
     if make_drift_copy is None:
         return cal
-    recent = backtest_residuals(panel, make_drift_copy, lookback, DRIFT_ORIGINS, places)
-    return replace(cal, drift=recent_drift(recent))
+    recent = run_backtest(panel, make_drift_copy, lookback, DRIFT_ORIGINS, places)
+    return replace(cal, drift=recent_drift(recent.residuals))
 
 
 def calibrate_adaptive(
@@ -242,14 +239,11 @@ def calibrate_adaptive(
 ) -> Calibration:
     """Quantiles of residuals divided by their series' scale, and the scale model."""
     spread = fit_spread(backtest.windows, backtest.errors)
-    per_h: list[list[np.ndarray]] = [[] for _ in range(MAX_HORIZON)]
-    for window, error in zip(backtest.windows, backtest.errors, strict=True):
-        normalised = error / spread.scale(window)[:, None]
-        for k in range(error.shape[1]):
-            z = normalised[:, k]
-            per_h[k].append(z[np.isfinite(z)])
-    residuals = [np.concatenate(z) if z else np.empty(0) for z in per_h]
-    cal = calibrate(residuals, origins, centre)
+    normalised = [
+        error / spread.scale(window)[:, None]
+        for window, error in zip(backtest.windows, backtest.errors, strict=True)
+    ]
+    cal = calibrate(by_horizon(normalised), origins, centre)
     return replace(
         cal,
         residual_quantiles=cal.residual_quantiles * WIDENING,
