@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Self
 
 # OpenMP threads that spin while waiting burn the cores other work needs: on the shared
@@ -78,6 +78,24 @@ def _rows(
 def calendar_column(lookback: int) -> int:
     """The index of the window-end (calendar) column in ``_rows``' feature matrix."""
     return window_features(np.ones((1, lookback)))[0].shape[1]
+
+
+def _trained(
+    params: dict[str, object],
+    train: lgb.Dataset,
+    rounds: int,
+    valid_sets: list[lgb.Dataset],
+    callbacks: list[Callable[..., None]],
+    early_stopping: bool,
+) -> lgb.Booster:
+    """``lgb.train``; after early stopping, the booster cut at its best iteration."""
+    booster = lgb.train(
+        params, train, num_boost_round=rounds, valid_sets=valid_sets, callbacks=callbacks
+    )
+    if early_stopping:
+        best = booster.best_iteration or booster.num_trees()
+        booster = lgb.Booster(model_str=booster.model_to_string(num_iteration=best))
+    return booster
 
 
 #: Forecasts of at most this many series are remembered for the next call (a question's).
@@ -302,19 +320,10 @@ class LightGBMForecaster(Forecaster):
             ]
         self.boosters = []
         for k in range(members):
-            params = dict(self.params)
-            if val is None:
-                params["learning_rate"] = self.default_learning_rate
-            if k:  # member 0 is the single-model forecaster, seeds untouched
-                params["bagging_seed"] = self.seed * 1000 + k
-                params["feature_fraction_seed"] = self.seed * 1000 + k
-            booster = lgb.train(
-                params, train, num_boost_round=rounds, valid_sets=valid_sets, callbacks=callbacks
+            params = self._member_params(val is not None, k)
+            self.boosters.append(
+                _trained(params, train, rounds, valid_sets, callbacks, val is not None)
             )
-            if val is not None:
-                best = booster.best_iteration or booster.num_trees()
-                booster = lgb.Booster(model_str=booster.model_to_string(num_iteration=best))
-            self.boosters.append(booster)
         self.free_boosters = []
         if self.calendar_free_weight > 0:
             self.free_boosters = [
@@ -352,24 +361,23 @@ class LightGBMForecaster(Forecaster):
             if vx is not None and vy is not None:
                 vx[:, col] = np.nan
                 valid_sets = [lgb.Dataset(vx, vy, reference=train)]
-            params = dict(self.params)
-            if not early_stopping:
-                params["learning_rate"] = self.default_learning_rate
-            booster = lgb.train(
-                params,
-                train,
-                num_boost_round=rounds,
-                valid_sets=valid_sets,
-                callbacks=[lgb.early_stopping(50, verbose=False)] if early_stopping else [],
-            )
+            stop = [lgb.early_stopping(50, verbose=False)] if early_stopping else []
+            params = self._member_params(early_stopping)
+            return _trained(params, train, rounds, valid_sets, stop, early_stopping)
         finally:
             x[:, col] = saved
             if vx is not None and vsaved is not None:
                 vx[:, col] = vsaved
-        if early_stopping:
-            best = booster.best_iteration or booster.num_trees()
-            booster = lgb.Booster(model_str=booster.model_to_string(num_iteration=best))
-        return booster
+
+    def _member_params(self, validated: bool, member: int = 0) -> dict[str, object]:
+        """One booster's parameters: without a validation split, the fixed-budget rate."""
+        params = dict(self.params)
+        if not validated:
+            params["learning_rate"] = self.default_learning_rate
+        if member:  # member 0 is the single-model forecaster, seeds untouched
+            params["bagging_seed"] = self.seed * 1000 + member
+            params["feature_fraction_seed"] = self.seed * 1000 + member
+        return params
 
     def _fit_residuals(
         self,
