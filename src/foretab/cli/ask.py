@@ -141,9 +141,11 @@ def explain(answer: Answer) -> list[str]:
         method = how.get(forecast.interval_method, forecast.interval_method or "")
         lines.append(f"{forecast.level:.0%} intervals" + (f", {method}" if method else ""))
     if forecast.drift_per_month:
+        from foretab.forecast.calibrate import DRIFT_ORIGINS
+
         lines.append(
             f"moved by the recent drift, {math.expm1(forecast.drift_per_month):+.2%} a month "
-            "(what a model fitted before the last 6 months got wrong on them)"
+            f"(what a model fitted before the last {DRIFT_ORIGINS} months got wrong on them)"
         )
     for ref, basis in forecast.basis.items():
         imputed = f", {basis.imputed_months} imputed" if basis.imputed_months else ""
