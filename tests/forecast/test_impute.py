@@ -60,3 +60,23 @@ def test_features_of_a_row_with_nothing_observed_are_missing_not_a_warning() -> 
     assert np.isnan(base.reshape(5, 24)[1]).all()
     assert np.isfinite(base.reshape(5, 24)[0]).all()
     assert feats.shape == (5 * 24, 16)
+
+
+def test_a_neighbour_off_its_own_line_shows_as_a_surprise() -> None:
+    panel = np.tile(100.0 * 1.01 ** np.arange(12), (2, 1))
+    panel[1, ::2] *= 1.05  # a row that zig-zags 5% about the same trend
+    panel[1, 3] *= 1.2  # and spikes just before the hidden cell
+    panel[:, 4] = np.nan
+    panel[0, 9] = np.nan
+    plain, _ = _cell_features(panel, neighbours=3)
+    feats, _ = _cell_features(panel, neighbours=3, noise=True)
+    np.testing.assert_array_equal(feats[:, : plain.shape[1]], plain)
+    assert feats.shape == (2 * 12, plain.shape[1] + 7)
+    steady, noisy = feats[4], feats[12 + 4]
+    # the nearest neighbours' surprises: none on the steady row; on the other the spike
+    # sits 20% over the line from its neighbours (one of them 5% up, weighted 2/3)
+    # (columns: the previous two, then the next two)
+    np.testing.assert_allclose(steady[-4:], 0.0, atol=1e-9)
+    np.testing.assert_allclose(noisy[-4], np.log(1.2) - 2 / 3 * np.log(1.05), atol=1e-9)
+    # the row's noise: its changes, their bends and its cells' surprises
+    assert np.all(noisy[-7:-4] > steady[-7:-4] + 0.02)
