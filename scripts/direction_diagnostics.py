@@ -25,11 +25,9 @@ from collections import defaultdict
 
 import numpy as np
 
-from foretab.bench.corpus_forecast import eligible_rows, future_rows
+from foretab.bench.corpus_forecast import stored_year
 from foretab.core.plan import EntityRef
 from foretab.forecast.base import MAX_HORIZON, last_observed
-from foretab.forecast.store import load_store_model, panel_arrays, store_reference
-from foretab.store import open_history
 
 AGE_GROUPS = ((0, 1), (1, 2), (2, 4), (4, 8), (8, 99))
 
@@ -39,17 +37,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", required=True)
     db = parser.parse_args().db
-    with open_history(db) as store:
-        ref = store_reference(store)
-        history = panel_arrays(store.panel(), ref)
-        model = load_store_model(store)
-        generation = store.generation
-    future = future_rows(db, generation, history, ref)
-    keep = eligible_rows(history, future)
-    window = history.window(model.lookback)[keep]
-    refs = [p for p, k in zip(history.entities, keep, strict=True) if k]
-    truth = future[keep]
-    pred = model.predict(window, MAX_HORIZON, refs)
+    year = stored_year(db)
+    model, refs, window, truth = year.model, year.refs, year.window, year.truth
+    ref = model.reference_month
+    pred = year.forecast()
     bounds = model.predict_quantiles(window, MAX_HORIZON, (0.1, 0.9), refs)
     level, age = last_observed(window)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -30,15 +30,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from foretab.bench.corpus_forecast import eligible_rows, future_rows
+from foretab.bench.corpus_forecast import stored_year
 from foretab.bench.qa_eval import run_benchmark
 from foretab.bench.qa_items import read_items
 from foretab.core.plan import EntityRef
 from foretab.engines import build_engine
 from foretab.forecast.base import MAX_HORIZON
 from foretab.forecast.source import ModelSource
-from foretab.forecast.store import StoreModel, load_store_model, panel_arrays, store_reference
-from foretab.store import open_history
+from foretab.forecast.store import StoreModel
 
 ORACLES = ("none", "corpus", "district", "project")
 MIN_GROUP = 5
@@ -84,17 +83,9 @@ class ShiftedModel:
 
 def realised_errors(db: str) -> tuple[StoreModel, list[EntityRef], np.ndarray]:
     """The stored model, the eligible projects and ``log(actual / forecast)`` ``[n, 12]``."""
-    with open_history(db) as store:
-        ref = store_reference(store)
-        history = panel_arrays(store.panel(), ref)
-        model = load_store_model(store)
-        generation = store.generation
-    future = future_rows(db, generation, history, ref)
-    keep = eligible_rows(history, future)
-    refs = [p for p, k in zip(history.entities, keep, strict=True) if k]
-    pred = model.predict(history.window(model.lookback)[keep], MAX_HORIZON, refs)
+    year = stored_year(db)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return model, refs, np.log(future[keep] / pred)
+        return year.model, year.refs, np.log(year.truth / year.forecast())
 
 
 def _median_by_horizon(errors: np.ndarray, fallback: np.ndarray) -> np.ndarray:

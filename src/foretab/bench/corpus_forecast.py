@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from foretab.bench.forecast_bench import BenchRow, resolve_models
+from foretab.core.plan import EntityRef
 from foretab.errors import ForecastError
 from foretab.forecast import registry
 from foretab.forecast.base import MAX_HORIZON
@@ -21,6 +22,7 @@ from foretab.forecast.metrics import score
 from foretab.forecast.neural import neural_installed
 from foretab.forecast.store import (
     STORE_DEFAULT_FORECASTER,
+    StoreModel,
     StorePanel,
     fit_store_model,
     load_store_model,
@@ -55,6 +57,39 @@ def future_rows(db: str, generation: str | None, history: StorePanel, ref: Month
         if p in row_of:
             future[i] = ahead.values[row_of[p]]
     return future
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StoredYear:
+    """A store's saved model and the future year it forecasts, for diagnostics.
+
+    The projects ``bench corpus`` scores (``eligible_rows``), their last ``lookback``
+    months to R (what a question reads) and the future store's R+1..R+12 of each.
+    """
+
+    model: StoreModel
+    refs: list[EntityRef]
+    window: np.ndarray
+    truth: np.ndarray
+
+    def forecast(self) -> np.ndarray:
+        """The saved model's point forecasts ``[len(refs), 12]``."""
+        return self.model.predict(self.window, MAX_HORIZON, self.refs)
+
+
+def stored_year(db: str) -> StoredYear:
+    """``StoredYear`` of the store at ``db`` (reads the future store: diagnostics only)."""
+    from foretab.store import open_history
+
+    with open_history(db) as store:
+        ref = store_reference(store)
+        history = panel_arrays(store.panel(), ref)
+        model = load_store_model(store)
+        generation = store.generation
+    future = future_rows(db, generation, history, ref)
+    keep = eligible_rows(history, future)
+    refs = [p for p, k in zip(history.entities, keep, strict=True) if k]
+    return StoredYear(model, refs, history.window(model.lookback)[keep], future[keep])
 
 
 def bench_corpus(
