@@ -15,6 +15,7 @@ import lightgbm as lgb
 import numpy as np
 
 from foretab.forecast.base import Imputer, check_panel
+from foretab.forecast.features import changes_since_previous, row_nanmedian
 
 
 def interpolate_linear(panel: np.ndarray) -> np.ndarray:
@@ -113,16 +114,21 @@ def _market_parts(index: np.ndarray, dists: list[np.ndarray], k: int) -> list[np
     return [*moves, bend]
 
 
-def _surprise(panel: np.ndarray) -> np.ndarray:
+#: Observations on each side of a cell whose ``_surprise`` its noise features carry.
+NOISE_NEIGHBOURS = 2
+
+
+def _surprise(panel: np.ndarray, vals: list[np.ndarray], dists: list[np.ndarray]) -> np.ndarray:
     """Per observed cell: how far it sits off the line between its nearest neighbours.
 
     Its log value minus the log-linear interpolation of the nearest observations on each
-    side (the cell itself left out); NaN on hidden cells and at the ends.
+    side (the cell itself left out); NaN on hidden cells and at the ends. ``vals`` /
+    ``dists`` are the panel's ``_neighbours``, as many on each side.
     """
-    vals, dists = _neighbours(panel, 1)
-    prev, nxt = dists
+    k = len(vals) // 2
+    prev, nxt = dists[0], dists[k]
     with np.errstate(invalid="ignore", divide="ignore"):
-        line = (nxt * np.log(vals[0]) + prev * np.log(vals[1])) / (prev + nxt)
+        line = (nxt * np.log(vals[0]) + prev * np.log(vals[k])) / (prev + nxt)
         return np.log(panel) - line
 
 
@@ -133,39 +139,35 @@ def _row_noise(panel: np.ndarray, surprise: np.ndarray) -> list[np.ndarray]:
     a month), the median absolute change of that change, and the median absolute
     ``surprise``; NaN where a row has too few observations.
     """
-    n = panel.shape[0]
-    step, bend = np.full(n, np.nan), np.full(n, np.nan)
-    logs = np.log(panel)
-    for i in range(n):
-        cols = np.flatnonzero(np.isfinite(logs[i]))
-        if len(cols) >= 2:
-            change = np.diff(logs[i, cols]) / np.sqrt(np.diff(cols))
-            step[i] = np.median(np.abs(change))
-            if len(change) >= 2:
-                bend[i] = np.median(np.abs(np.diff(change)))
-    some = np.isfinite(surprise).any(axis=1)
-    loo = np.full(n, np.nan)
-    loo[some] = np.nanmedian(np.abs(surprise[some]), axis=1)
-    return [step, bend, loo]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        change, gap = changes_since_previous(np.log(panel))
+        step = change / np.sqrt(gap)  # NaN where there is no previous observation
+    bend, _ = changes_since_previous(step)  # each step against the row's previous one
+    return [row_nanmedian(np.abs(a)) for a in (step, bend, surprise)]
 
 
-def _noise_parts(panel: np.ndarray) -> list[np.ndarray]:
+def _noise_parts(
+    panel: np.ndarray, vals: list[np.ndarray], dists: list[np.ndarray]
+) -> list[np.ndarray]:
     """``[n, t]`` each: the row's noise, and the surprise of the cell's nearest neighbours.
 
-    The row's ``_row_noise`` and the ``_surprise`` of the cell's two previous and two next
-    observations: a neighbour off its own line is likelier an outlier to discount than the
-    start of a move to follow.
+    The row's ``_row_noise`` and the ``_surprise`` of the cell's ``NOISE_NEIGHBOURS``
+    previous and next observations: a neighbour off its own line is likelier an outlier to
+    discount than the start of a move to follow. ``vals`` / ``dists``: the panel's
+    ``_neighbours``, at least ``NOISE_NEIGHBOURS`` on each side.
     """
     n, t = panel.shape
-    surprise = _surprise(panel)
+    k = len(dists) // 2
+    surprise = _surprise(panel, vals, dists)
     parts = [np.broadcast_to(r[:, None], (n, t)) for r in _row_noise(panel, surprise)]
-    col = np.broadcast_to(np.arange(t, dtype=float)[None, :], (n, t))
-    at, _ = _neighbours(np.where(np.isfinite(panel), col, np.nan), 2)
-    for ix in at:
-        rows, cols = np.nonzero(np.isfinite(ix))
-        near = np.full((n, t), np.nan)
-        near[rows, cols] = surprise[rows, ix[rows, cols].astype(int)]
-        parts.append(near)
+    col = np.arange(t)[None, :]
+    for sign, first in ((-1, 0), (1, k)):
+        for d in dists[first : first + NOISE_NEIGHBOURS]:
+            rows, cols = np.nonzero(np.isfinite(d))
+            near = np.full((n, t), np.nan)
+            at = (col + sign * np.nan_to_num(d, nan=0).astype(int))[rows, cols]
+            near[rows, cols] = surprise[rows, at]
+            parts.append(near)
     return parts
 
 
@@ -175,7 +177,11 @@ def _cell_features(
     """``(features [n*t, F], base [n*t])`` where base is the linear interpolation."""
     n, t = panel.shape
     base = interpolate_linear(panel)
-    vals, dists = _neighbours(panel, neighbours)
+    # One search serves both: the noise features read NOISE_NEIGHBOURS on each side.
+    k = max(neighbours, NOISE_NEIGHBOURS) if noise else neighbours
+    found_vals, found_dists = _neighbours(panel, k)
+    vals = found_vals[:neighbours] + found_vals[k : k + neighbours]
+    dists = found_dists[:neighbours] + found_dists[k : k + neighbours]
     observed = np.isfinite(panel)
     with np.errstate(invalid="ignore", divide="ignore"):
         rel = [np.log(v / base) for v in vals]
@@ -196,7 +202,7 @@ def _cell_features(
     if market:
         parts += _market_parts(market_index(panel), dists, len(dists) // 2)
     if noise:
-        parts += _noise_parts(panel)
+        parts += _noise_parts(panel, found_vals, found_dists)
     feats = np.stack([p.reshape(-1) for p in parts], axis=1)
     return feats, base.reshape(-1)
 
