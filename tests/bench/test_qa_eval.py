@@ -69,6 +69,8 @@ def test_perfect_engine_scores_perfectly(test_items: list[QAItem]) -> None:
     assert data["forecasting"]["valid_completion_rate"] == 100.0
     assert data["reasoning"]["accuracy"] == 100.0
     assert data["reasoning"]["f1"] == 100.0
+    # Every resample of all-right items is all right: the interval is the point.
+    assert data["reasoning_ci"]["accuracy"] == [100.0, 100.0]
     assert data["retrieval"]["f1"] == 100.0
     assert data["errors"]["total"] == 0
     assert all(row["accuracy"] == 100.0 for row in data["per_template"].values())
@@ -89,6 +91,8 @@ def test_errors_and_wrong_answers_are_scored_never_raised(test_items: list[QAIte
     n_reasoning = len(reasoning)
     assert data["reasoning"]["accuracy"] == pytest.approx(100.0 * (n_reasoning - 2) / n_reasoning)
     assert data["reasoning"]["precision"] < 100.0
+    low, high = data["reasoning_ci"]["accuracy"]
+    assert low < data["reasoning"]["accuracy"] <= high <= 100.0
     assert data["forecasting"]["valid_completion_rate"] == pytest.approx(
         100.0 * (len(forecast) - 1) / len(forecast)
     )
@@ -168,6 +172,10 @@ def test_report_has_table_chart_and_weak_templates(
     assert "![Reasoning accuracy and F1 per ablation](report.png)" in text
     assert "Accuracy per template" in text and "**" in text
     assert "Forecasting error per template" in text
+    assert "95% bootstrap intervals" in text
+    full = loaded[1]
+    low, high = full["reasoning_ci"]["accuracy"]
+    assert f"| {full['reasoning']['accuracy']:,.2f} | {low:,.2f}–{high:,.2f} |" in text
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert render_markdown(loaded).count("\n| R") >= 20
 

@@ -39,6 +39,7 @@ from foretab.bench.qa_metrics import (
     score_numeric,
     score_retrieval,
 )
+from foretab.bench.qa_significance import reasoning_intervals
 from foretab.errors import ForetabError
 
 Ablation = Literal["none", "gh-nf", "gtc", "gh-pf", "gh-gf"]
@@ -213,9 +214,8 @@ class RunResult:
             task: aggregate_numeric([r.numeric for r in by_task[task] if r.numeric]).to_dict()
             for task in ("forecast", "history")
         }
-        reasoning = aggregate_categorical(
-            [r.categorical for r in by_task["reasoning"] if r.categorical]
-        )
+        categorical = [r.categorical for r in by_task["reasoning"] if r.categorical]
+        reasoning = aggregate_categorical(categorical)
         retrieval = score_retrieval((r.item.tables, r.retrieved) for r in self.results)
         latencies = [r.seconds * 1000 for r in self.results]
         errors = Counter(r.error.split(":", 1)[0] for r in self.results if r.error)
@@ -233,6 +233,8 @@ class RunResult:
             "seconds": round(self.seconds, 3),
             "forecasting": numeric["forecast"],
             "reasoning": reasoning.to_dict(),
+            # 95% bootstrap intervals over the items: a split's accuracy is ±3 points sure.
+            "reasoning_ci": reasoning_intervals(categorical),
             "history": numeric["history"],
             "retrieval": retrieval.to_dict(),
             "latency_ms": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},

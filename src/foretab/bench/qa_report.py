@@ -125,6 +125,7 @@ def render_markdown(runs: list[RunJson], chart: str | None = None) -> str:
             )
             + " |"
         )
+    lines += _interval_table(runs)
     llm_runs = [r for r in runs if _section(r, "llm").get("calls")]
     if llm_runs:
         lines += [
@@ -152,6 +153,36 @@ def render_markdown(runs: list[RunJson], chart: str | None = None) -> str:
             detail = ", ".join(f"{k}: {v}" for k, v in dict(by_type).items())  # type: ignore[call-overload]
             lines.append(f"* {label}: {err.get('total', 0)} ({detail or 'none'})")
     return "\n".join(lines) + "\n"
+
+
+def _interval_table(runs: list[RunJson]) -> list[str]:
+    """How sure each run's reasoning scores are (runs of older versions have no intervals)."""
+    sure = [(r, _section(r, "reasoning_ci")) for r in runs if _section(r, "reasoning_ci")]
+    if not sure:
+        return []
+    level = sure[0][1].get("level")
+    share = f"{100 * level:.0f}%" if isinstance(level, float) else "95%"
+    lines = [
+        "",
+        f"Reasoning, {share} bootstrap intervals over the items "
+        "(`foretab bench compare` tests a difference between two runs of the same split):",
+        "",
+        "| Run | Reasoning items | Acc | Acc interval | F1 | F1 interval |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for run, ci in sure:
+        rs = _section(run, "reasoning")
+        lines.append(
+            f"| {run_label(run)} | {rs.get('n', '–')} | {_num(rs.get('accuracy'))} | "
+            f"{_span(ci.get('accuracy'))} | {_num(rs.get('f1'))} | {_span(ci.get('f1'))} |"
+        )
+    return lines
+
+
+def _span(bounds: object) -> str:
+    if not isinstance(bounds, list | tuple) or len(bounds) != 2:
+        return "–"
+    return f"{_num(bounds[0])}–{_num(bounds[1])}"
 
 
 def _paper_section() -> list[str]:

@@ -241,15 +241,67 @@ def _print_run(data: dict[str, object]) -> None:
     grid = Table(title=f"bench run: {data['ablation_label']} ({data['questions']} questions)")
     grid.add_column("metric")
     grid.add_column("value", justify="right")
-    for section in ("forecasting", "reasoning", "history", "retrieval", "latency_ms", "llm"):
+    sections = ("forecasting", "reasoning", "reasoning_ci", "history", "retrieval", "latency_ms")
+    for section in (*sections, "llm"):
         values = data.get(section)
         if not isinstance(values, dict):
             continue
         for key, value in values.items():
-            text = f"{value:,.4g}" if isinstance(value, float) else str(value)
+            if isinstance(value, float):
+                text = f"{value:,.4g}"
+            elif isinstance(value, list):  # an interval
+                text = "–".join(f"{v:,.4g}" for v in value)
+            else:
+                text = str(value)
             grid.add_row(f"{section}.{key}", text)
     grid.add_row("seconds", f"{data['seconds']}")
     Console().print(grid)
+
+
+@bench_app.command("compare")
+@exit_on_error
+def compare_cmd(
+    before: Annotated[Path, typer.Argument(help="Run A: a `foretab bench run --details` file.")],
+    after: Annotated[
+        Path, typer.Argument(help="Run B: the same dataset split, run with the change.")
+    ],
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the comparison here.")
+    ] = None,
+) -> None:
+    """Tell whether run B's reasoning score really differs from run A's (same items, paired).
+
+    Matches the reasoning items of two `--details` files by id and prints both runs'
+    accuracy and F1, B minus A with a 95% paired-bootstrap interval, how many items only
+    one of them got right, and McNemar's exact p-value on those. An interval that holds 0
+    (or p above 0.05) means the split cannot tell the two runs apart.
+    """
+    from foretab.bench.qa_significance import compare_details
+
+    result = compare_details(before, after)
+    grid = Table(title=f"bench compare: {result.items} reasoning items in both runs")
+    grid.add_column("")
+    grid.add_column("A", justify="right")
+    grid.add_column("B", justify="right")
+    grid.add_column(f"B − A ({result.level:.0%} interval)", justify="right")
+    for name, scores, change in (
+        ("accuracy", result.accuracy, result.accuracy_change),
+        ("F1", result.f1, result.f1_change),
+    ):
+        grid.add_row(
+            name,
+            f"{scores[0]:.2f}",
+            f"{scores[1]:.2f}",
+            f"{change[0]:+.2f} ({change[1]:+.2f} to {change[2]:+.2f})",
+        )
+    grid.add_row("only this run right", str(result.only_a_right), str(result.only_b_right), "")
+    Console().print(grid)
+    Console().print(f"McNemar exact p = {result.p_value:.4g}")
+    if json_out is not None:
+        import json
+
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
 
 
 @bench_app.command("report")
