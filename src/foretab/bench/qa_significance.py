@@ -75,7 +75,7 @@ def _interval(
         n_resamples=resamples,
         confidence_level=level,
         method="percentile",
-        random_state=seed,
+        rng=np.random.default_rng(seed),
     )
     ci = result.confidence_interval
     return np.stack([ci.low, ci.high], axis=-1)
