@@ -76,9 +76,12 @@ def test_bench_forecast_cli_writes_the_issue_format(tmp_path: Path) -> None:
     rows = json.loads(out.read_text())
     assert [r["model"] for r in rows] == ["naive", "drift"]
     for r in rows:
-        assert KEYS <= set(r) <= KEYS | {"default"}
+        assert KEYS <= set(r) <= KEYS | {"default", "mae_interval", "mre_interval"}
         assert r["n_series"] == 40 and r["n_points"] > 0
-    assert "MAE" in result.output
+        # How far another 40 series could move the scores: a bootstrap over whole series.
+        assert r["mae_interval"][0] < r["mae"] < r["mae_interval"][1]
+        assert r["mre_interval"][0] < r["mre"] < r["mre_interval"][1]
+    assert "MAE" in result.output and "MAE 95%" in result.output
 
 
 @pytest.mark.usefixtures("tiny_lgbm")

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from foretab.bench.bootstrap import series_error_intervals
 from foretab.bench.forecast_bench import BenchRow, resolve_models
 from foretab.core.plan import EntityRef
 from foretab.errors import ForecastError
@@ -143,6 +144,7 @@ def bench_corpus(
             fit_seconds=fit_s,
             predict_seconds=pred_s,
             default=name == STORE_DEFAULT_FORECASTER,
+            intervals=series_error_intervals(pred, truth),
         )
         try:
             tail = (1 - level) / 2

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from foretab.bench.bootstrap import series_error_intervals
 from foretab.errors import ForecastError
 from foretab.forecast import registry
 from foretab.forecast.base import MAX_HORIZON, Forecaster, ValidationSplit
@@ -44,6 +45,10 @@ class BenchRow:
     #: the same coverage per fifth of the series by their own volatility (calmest first;
     #: ``foretab.forecast.spread``): honest intervals cover each fifth alike
     coverage_by_volatility: tuple[float, ...] | None = None
+    #: 95% intervals of the MAE and the MRE over the scored series, resampled whole
+    #: (``foretab.bench.bootstrap``): how far another sample of series could move them
+    mae_interval: tuple[float, float] | None = None
+    mre_interval: tuple[float, float] | None = None
 
     @classmethod
     def scored(
@@ -55,8 +60,9 @@ class BenchRow:
         fit_seconds: float,
         predict_seconds: float,
         default: bool,
+        intervals: tuple[tuple[float, float], tuple[float, float]] | None = None,
     ) -> BenchRow:
-        """A row from a metrics ``Scores`` and the measured seconds."""
+        """A row from a metrics ``Scores``, the measured seconds and the error intervals."""
         return cls(
             model=model,
             mse=result.mse,
@@ -67,13 +73,16 @@ class BenchRow:
             fit_seconds=round(fit_seconds, 3),
             predict_seconds=round(predict_seconds, 3),
             default=default,
+            mae_interval=None if intervals is None else intervals[0],
+            mre_interval=None if intervals is None else intervals[1],
         )
 
     def to_dict(self) -> dict[str, object]:
         data = asdict(self)
         if not self.default:
             del data["default"]  # the issue's format: "default": true on one model only
-        for key in ("interval_level", "coverage", "mean_width", "coverage_by_volatility"):
+        optional = ("interval_level", "coverage", "mean_width", "coverage_by_volatility")
+        for key in (*optional, "mae_interval", "mre_interval"):
             if data[key] is None:
                 del data[key]
         return data
@@ -140,6 +149,7 @@ def bench_forecast(
         pred = forecaster.predict(test_split.history, h)
         pred_s = time.perf_counter() - start
         s = score(pred, test_split.target[:, :h])
+        intervals = series_error_intervals(pred, test_split.target[:, :h])
         rows.append(
             BenchRow.scored(
                 name,
@@ -148,6 +158,7 @@ def bench_forecast(
                 fit_seconds=fit_s,
                 predict_seconds=pred_s,
                 default=name == registry.DEFAULT_FORECASTER,
+                intervals=intervals,
             )
         )
         if name == registry.DEFAULT_FORECASTER:
@@ -235,6 +246,7 @@ def bench_impute(
         filled = imputer.impute(test_split.masked)
         pred_s = time.perf_counter() - start
         s = score(filled, test_split.values, test_split.mask)
+        intervals = series_error_intervals(filled, test_split.values, test_split.mask)
         rows.append(
             BenchRow.scored(
                 name,
@@ -243,6 +255,7 @@ def bench_impute(
                 fit_seconds=fit_s,
                 predict_seconds=pred_s,
                 default=name == registry.DEFAULT_IMPUTER,
+                intervals=intervals,
             )
         )
     return rows

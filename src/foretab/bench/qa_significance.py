@@ -18,14 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
+from foretab.bench.bootstrap import LEVEL, RESAMPLES, percentile_interval
 from foretab.bench.qa_metrics import CategoricalOutcome, score_categorical
 from foretab.errors import ForetabError
-
-#: Two-sided confidence level of the intervals.
-LEVEL = 0.95
-#: Bootstrap resamples: at this count the interval ends of 2,898 items moved by at most
-#: 0.2 points between seeds, and a run's intervals take about 0.2 s.
-RESAMPLES = 2_000
 
 
 class CompareError(ForetabError):
@@ -56,31 +51,6 @@ def _change(*columns: np.ndarray, axis: int = -1) -> np.ndarray:
     return _scores(*columns[4:], axis=axis) - _scores(*columns[:4], axis=axis)
 
 
-def _interval(
-    data: tuple[np.ndarray, ...], statistic: object, level: float, resamples: int, seed: int
-) -> np.ndarray:
-    """``[2, 2]``: (low, high) of each of the statistic's two values.
-
-    ``paired``: every resample draws the same items from every column (and so from both
-    runs of a comparison). Percentile intervals: BCa's jackknife fails on the all-equal
-    columns a small or perfect run has.
-    """
-    from scipy.stats import bootstrap
-
-    result = bootstrap(
-        data,
-        statistic,
-        paired=True,
-        vectorized=True,
-        n_resamples=resamples,
-        confidence_level=level,
-        method="percentile",
-        rng=np.random.default_rng(seed),
-    )
-    ci = result.confidence_interval
-    return np.stack([ci.low, ci.high], axis=-1)
-
-
 def reasoning_intervals(
     outcomes: Sequence[CategoricalOutcome],
     level: float = LEVEL,
@@ -90,7 +60,7 @@ def reasoning_intervals(
     """Percentile-bootstrap intervals of accuracy and micro F1 over the reasoning items."""
     if len(outcomes) < 2:
         return {}
-    bounds = _interval(_columns(outcomes), _scores, level, resamples, seed)
+    bounds = percentile_interval(_columns(outcomes), _scores, level, resamples, seed)
     (acc_lo, acc_hi), (f1_lo, f1_hi) = bounds.round(2).tolist()
     return {
         "level": level,
@@ -146,7 +116,7 @@ def compare_outcomes(
         )
     cols_a, cols_b = _columns(a), _columns(b)
     base, other = _scores(*cols_a), _scores(*cols_b)
-    bounds = _interval((*cols_a, *cols_b), _change, level, resamples, seed)
+    bounds = percentile_interval((*cols_a, *cols_b), _change, level, resamples, seed)
     right_a, right_b = cols_a[3].astype(bool), cols_b[3].astype(bool)
     only_a, only_b = int(np.sum(right_a & ~right_b)), int(np.sum(right_b & ~right_a))
     p_value = binomtest(only_b, only_a + only_b, 0.5).pvalue if only_a + only_b else 1.0

@@ -27,13 +27,16 @@ JsonOutOption = Annotated[
 ]
 
 console = Console(stderr=True)
-out = Console(width=110)
+out = Console(width=140)
 
 
 def _table(title: str, rows: Sequence[BenchRow]) -> Table:
     table = Table(title=title)
     intervals = any(r.coverage is not None for r in rows)
+    sure = any(r.mae_interval is not None for r in rows)
     cols = ["model", "MSE", "MAE", "MRE", "series", "points", "fit s", "predict s"]
+    if sure:  # how far another sample of series could move the MAE / MRE
+        cols[4:4] = ["MAE 95%", "MRE 95%"]
     if intervals:
         level = next(r.interval_level for r in rows if r.interval_level is not None)
         cols += [f"{level:.0%} coverage", "mean width"]
@@ -48,11 +51,18 @@ def _table(title: str, rows: Sequence[BenchRow]) -> Table:
                 if r.coverage is not None and r.mean_width is not None
                 else ["-", "-"]
             )
+        spans = []
+        if sure:
+            spans = [
+                "-" if r.mae_interval is None else "{:,.0f}–{:,.0f}".format(*r.mae_interval),
+                "-" if r.mre_interval is None else "{:.4f}–{:.4f}".format(*r.mre_interval),
+            ]
         table.add_row(
             name,
             f"{r.mse:.4g}",
             f"{r.mae:,.2f}",
             f"{r.mre:.4f}",
+            *spans,
             str(r.n_series),
             str(r.n_points),
             f"{r.fit_seconds:.1f}",
