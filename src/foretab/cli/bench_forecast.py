@@ -27,7 +27,7 @@ JsonOutOption = Annotated[
 ]
 
 console = Console(stderr=True)
-out = Console(width=140)
+out = Console(width=160)
 
 
 def _table(title: str, rows: Sequence[BenchRow]) -> Table:
