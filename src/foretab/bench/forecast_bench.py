@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from foretab.bench.bootstrap import series_error_intervals
+from foretab.bench.cell_compare import cell_rows, write_cell_details
 from foretab.errors import ForecastError
 from foretab.forecast import registry
 from foretab.forecast.base import MAX_HORIZON, Forecaster, ValidationSplit
@@ -124,8 +125,12 @@ def bench_forecast(
     model: str = "all",
     seed: int = 0,
     progress: Progress = _noop,
+    details: Path | None = None,
 ) -> ForecastBench:
-    """Fit each model on ``train`` (all its months), forecast ``test``'s 12 targets."""
+    """Fit each model on ``train`` (all its months), forecast ``test``'s 12 targets.
+
+    ``details``: also write every scored cell of every model there (``bench compare``).
+    """
     train_split = read_forecast_csv(train)
     test_split = read_forecast_csv(test)
     val_split = None
@@ -134,6 +139,7 @@ def bench_forecast(
         val_split = ValidationSplit(v.history, v.target)
     h = min(test_split.target.shape[1], MAX_HORIZON)
     rows = []
+    cells: list[dict[str, object]] = []
     timing = None
     for name in resolve_models(model, list(registry.FORECASTERS), "forecaster"):
         if name in registry.NEURAL and not neural_installed():
@@ -150,6 +156,11 @@ def bench_forecast(
         pred_s = time.perf_counter() - start
         s = score(pred, test_split.target[:, :h])
         intervals = series_error_intervals(pred, test_split.target[:, :h])
+        if details is not None:
+            target_months = test_split.months[-test_split.target.shape[1] :][:h]
+            cells += cell_rows(
+                name, test_split.series_id, target_months, pred, test_split.target[:, :h]
+            )
         rows.append(
             BenchRow.scored(
                 name,
@@ -163,6 +174,8 @@ def bench_forecast(
         )
         if name == registry.DEFAULT_FORECASTER:
             timing = time_predict_3000(forecaster, test_split.history)
+    if details is not None:
+        write_cell_details(details, iter(cells))
     return ForecastBench(tuple(rows), timing)
 
 
@@ -212,6 +225,7 @@ def bench_impute(
     progress: Progress = _noop,
     split_seed: int | None = None,
     transductive: bool = False,
+    details: Path | None = None,
 ) -> list[BenchRow]:
     """Fit each imputer on ``train``'s values, fill ``test``'s masked cells, score them.
 
@@ -219,6 +233,7 @@ def bench_impute(
     quarter of ``train`` (``selection_split``): the split to choose settings on. With
     ``transductive`` the imputers also fit on the cells of the scored series that they
     are shown (the scored cells stay hidden): a protocol of its own, reported apart.
+    ``details``: also write every scored cell of every model there (``bench compare``).
     """
     train_split = read_impute_csv(train)
     if (test is None) == (split_seed is None):
@@ -234,6 +249,7 @@ def bench_impute(
     else:
         fit_panel, test_split = train_split.values, read_impute_csv(test)
     rows = []
+    cells: list[dict[str, object]] = []
     for name in resolve_models(model, list(registry.IMPUTERS), "imputer"):
         progress(name, "fit")
         imputer = registry.get_imputer(name, seed)
@@ -247,6 +263,15 @@ def bench_impute(
         pred_s = time.perf_counter() - start
         s = score(filled, test_split.values, test_split.mask)
         intervals = series_error_intervals(filled, test_split.values, test_split.mask)
+        if details is not None:
+            cells += cell_rows(
+                name,
+                test_split.series_id,
+                test_split.months,
+                filled,
+                test_split.values,
+                test_split.mask,
+            )
         rows.append(
             BenchRow.scored(
                 name,
@@ -258,4 +283,6 @@ def bench_impute(
                 intervals=intervals,
             )
         )
+    if details is not None:
+        write_cell_details(details, iter(cells))
     return rows

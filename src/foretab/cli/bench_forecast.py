@@ -25,6 +25,14 @@ SeedOption = Annotated[int, typer.Option(help="Random seed for every model.")]
 JsonOutOption = Annotated[
     Path | None, typer.Option("--json", help="Write the scores as a JSON list here.")
 ]
+CellDetailsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--details",
+        help="Also write every scored cell of every model here (JSON Lines), for "
+        "`foretab bench compare`.",
+    ),
+]
 
 console = Console(stderr=True)
 out = Console(width=160)
@@ -96,11 +104,12 @@ def forecast_cmd(
     model: Annotated[str, typer.Option(help="A forecaster name, a comma list, or 'all'.")] = "all",
     seed: SeedOption = 0,
     json_out: JsonOutOption = None,
+    details: CellDetailsOption = None,
 ) -> None:
     """Fit forecasters on --train and score 12-month forecasts on --test."""
     from foretab.bench.forecast_bench import bench_forecast
 
-    result = bench_forecast(train, test, val, model, seed, _progress)
+    result = bench_forecast(train, test, val, model, seed, _progress, details)
     out.print(_table(f"Forecasting: {test.name}", result.rows))
     if result.default_predict_3000_s is not None:
         out.print(
@@ -136,12 +145,20 @@ def impute_cmd(
             "hidden): a protocol of its own, not the paper's."
         ),
     ] = False,
+    details: CellDetailsOption = None,
 ) -> None:
     """Fit imputers on --train and score the masked cells of --test."""
     from foretab.bench.forecast_bench import bench_impute
 
     rows = bench_impute(
-        train, test, model, seed, _progress, split_seed=select_split, transductive=transductive
+        train,
+        test,
+        model,
+        seed,
+        _progress,
+        split_seed=select_split,
+        transductive=transductive,
+        details=details,
     )
     title = test.name if test is not None else f"{train.name}, held-out split {select_split}"
     out.print(_table(f"Imputation: {title}", rows))

@@ -261,47 +261,85 @@ def _print_run(data: dict[str, object]) -> None:
 @bench_app.command("compare")
 @exit_on_error
 def compare_cmd(
-    before: Annotated[Path, typer.Argument(help="Run A: a `foretab bench run --details` file.")],
-    after: Annotated[
-        Path, typer.Argument(help="Run B: the same dataset split, run with the change.")
+    before: Annotated[
+        Path,
+        typer.Argument(
+            help="Run A: a `bench run --details` or `bench forecast|impute --details` file."
+        ),
     ],
+    after: Annotated[
+        Path, typer.Argument(help="Run B: the same split, run with the change (may be A's file).")
+    ],
+    model_a: Annotated[
+        str | None, typer.Option(help="Forecast / impute details: run A's model, if several.")
+    ] = None,
+    model_b: Annotated[
+        str | None, typer.Option(help="Forecast / impute details: run B's model, if several.")
+    ] = None,
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Also write the comparison here.")
     ] = None,
 ) -> None:
-    """Tell whether run B's reasoning score really differs from run A's (same items, paired).
+    """Tell whether run B really scores differently from run A (same items, paired).
 
-    Matches the reasoning items of two `--details` files by id and prints both runs'
-    accuracy and F1, B minus A with a 95% paired-bootstrap interval, how many items only
-    one of them got right, and McNemar's exact p-value on those. An interval that holds 0
-    (or p above 0.05) means the split cannot tell the two runs apart.
+    QA runs: the reasoning items of two `bench run --details` files, matched by id; both
+    runs' accuracy and F1, B minus A with a 95% paired-bootstrap interval, how many items
+    only one of them got right, and McNemar's exact p-value on those. Forecasting and
+    imputation runs: the cells both scored; MAE and MRE, B minus A with a 95% interval
+    that resamples whole series. An interval that holds 0 means the split cannot tell the
+    two runs apart.
     """
-    from foretab.bench.qa_significance import compare_details
+    from foretab.bench.cell_compare import compare_cell_files, is_cell_details
 
-    result = compare_details(before, after)
-    grid = Table(title=f"bench compare: {result.items} reasoning items in both runs")
-    grid.add_column("")
-    grid.add_column("A", justify="right")
-    grid.add_column("B", justify="right")
-    grid.add_column(f"B − A ({result.level:.0%} interval)", justify="right")
-    for name, scores, change in (
-        ("accuracy", result.accuracy, result.accuracy_change),
-        ("F1", result.f1, result.f1_change),
-    ):
-        grid.add_row(
-            name,
-            f"{scores[0]:.2f}",
-            f"{scores[1]:.2f}",
-            f"{change[0]:+.2f} ({change[1]:+.2f} to {change[2]:+.2f})",
+    if is_cell_details(before) and is_cell_details(after):
+        cells = compare_cell_files(before, after, model_a, model_b)
+        _print_comparison(
+            f"bench compare: {cells.cells} cells of {cells.series} series in both runs",
+            cells.level,
+            [("MAE", cells.mae, cells.mae_change, 2), ("MRE", cells.mre, cells.mre_change, 5)],
+            ("cells B made better / worse", str(cells.better), str(cells.worse)),
         )
-    grid.add_row("only this run right", str(result.only_a_right), str(result.only_b_right), "")
-    Console().print(grid)
-    Console().print(f"McNemar exact p = {result.p_value:.4g}")
+        data: dict[str, object] = cells.to_dict()
+    else:
+        from foretab.bench.qa_significance import compare_details
+
+        result = compare_details(before, after)
+        _print_comparison(
+            f"bench compare: {result.items} reasoning items in both runs",
+            result.level,
+            [("accuracy", result.accuracy, result.accuracy_change, 2),
+             ("F1", result.f1, result.f1_change, 2)],
+            ("only this run right", str(result.only_a_right), str(result.only_b_right)),
+        )  # fmt: skip
+        Console().print(f"McNemar exact p = {result.p_value:.4g}")
+        data = result.to_dict()
     if json_out is not None:
         import json
 
         json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+        json_out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def _print_comparison(
+    title: str,
+    level: float,
+    scores: list[tuple[str, tuple[float, float], tuple[float, float, float], int]],
+    counts: tuple[str, str, str],
+) -> None:
+    grid = Table(title=title)
+    grid.add_column("")
+    grid.add_column("A", justify="right")
+    grid.add_column("B", justify="right")
+    grid.add_column(f"B − A ({level:.0%} interval)", justify="right")
+    for name, (a, b), (change, low, high), digits in scores:
+        grid.add_row(
+            name,
+            f"{a:,.{digits}f}",
+            f"{b:,.{digits}f}",
+            f"{change:+,.{digits}f} ({low:+,.{digits}f} to {high:+,.{digits}f})",
+        )
+    grid.add_row(*counts, "")
+    Console().print(grid)
 
 
 @bench_app.command("report")
