@@ -297,7 +297,8 @@ def compare_cmd(
             f"bench compare: {cells.cells} cells of {cells.series} series in both runs",
             cells.level,
             [("MAE", cells.mae, cells.mae_change, 2), ("MRE", cells.mre, cells.mre_change, 5)],
-            ("cells B made better / worse", str(cells.better), str(cells.worse)),
+            # As "only this run right" for QA: the cells where each run's error is smaller.
+            ("cells this run got closer", f"{cells.worse:,}", f"{cells.better:,}"),
         )
         data: dict[str, object] = cells.to_dict()
     else:
