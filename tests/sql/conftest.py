@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sql_stores import SqlStore, build_store
+from sql_stores import SqlStore, build_store, close_snapshot_connections
 
 
 @pytest.fixture(
@@ -28,6 +28,7 @@ def store(
         name = server.fresh_dbname("guard")
         built = build_store("postgresql", tmp, server.url(name))
         yield built
+        close_snapshot_connections()
         import psycopg
 
         with psycopg.connect(server.url("postgres"), autocommit=True) as conn:

@@ -227,6 +227,9 @@ def test_snapshot_notices_a_change(request, tmp_path, backend) -> None:
         assert built.snapshot() != before
     finally:
         if backend == "postgresql":
+            from sql_stores import close_snapshot_connections
+
+            close_snapshot_connections()
             with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
                 for db in (name, f"{name}_future"):
                     conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')

@@ -225,21 +225,50 @@ BAD_CASES = [
 ]
 
 
+@pytest.fixture(scope="module", params=["duckdb", "postgresql"])
+def good_store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, Path]:
+    """One store ingested from ``GOOD_ROWS`` per backend, shared by the bad-input cases, and
+    the folder of its good CSV (and of the DuckDB store's files).
+
+    Sharing it is the stronger check (every refused ingest must leave the store exactly as
+    it was for the next bad input too) and saves a good ingest per case (~0.2 s, 20 cases).
+    """
+    folder = tmp_path_factory.mktemp(f"good-{request.param}")
+    if request.param == "duckdb":
+        db = str(folder / "store" / "corpus.duckdb")
+    else:
+        server = request.getfixturevalue("pg_server")
+        db = server.url(server.fresh_dbname("ingest"))
+    ingest_path(write_csv(folder / "good.csv", GOOD_ROWS), db, Month(2020, 12))
+    return db, folder
+
+
+def _files(*folders: Path) -> list[str]:
+    return sorted(str(p.relative_to(f)) for f in folders for p in f.rglob("*"))
+
+
 @pytest.mark.parametrize(
     ("case", "header", "rows", "pattern"), BAD_CASES, ids=[c[0] for c in BAD_CASES]
 )
 def test_bad_input_names_the_problem_and_changes_nothing(
-    db: str, tmp_path: Path, case: str, header: str, rows: list[tuple[object, ...]], pattern: str
+    good_store: tuple[str, Path],
+    tmp_path: Path,
+    case: str,
+    header: str,
+    rows: list[tuple[object, ...]],
+    pattern: str,
 ) -> None:
-    ingest_path(write_csv(tmp_path / "good.csv", GOOD_ROWS), db, Month(2020, 12))
+    db, store_folder = good_store
     before = snapshot(db)
     bad = write_csv(tmp_path / "bad.csv", rows, header)
-    files_before = sorted(p.name for p in tmp_path.rglob("*"))
+    files_before = _files(tmp_path, store_folder)
     with pytest.raises(IngestError, match=pattern) as info:
         ingest_path(bad, db, Month(2020, 12))
     assert "bad.csv" in str(info.value)
     assert snapshot(db) == before
-    assert sorted(p.name for p in tmp_path.rglob("*")) == files_before
+    assert _files(tmp_path, store_folder) == files_before
 
 
 @pytest.mark.parametrize(

@@ -116,6 +116,11 @@ class Zygote:
 
     def close(self) -> None:
         self.alive = False
+        # shutdown() before close(): the reader thread blocked in recv() keeps the socket
+        # open in the kernel, so close() alone never gave the zygote its end of file and it
+        # was killed after the 2 s wait below (on every foretab exit).
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
         with contextlib.suppress(OSError):
             self._sock.close()
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):
