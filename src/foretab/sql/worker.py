@@ -118,7 +118,7 @@ _USER_FUNCTIONS_SQL = {
 class _Session:
     """One open history database."""
 
-    def __init__(self, request: OpenRequest) -> None:
+    def __init__(self, request: OpenRequest, watchdog: _Watchdog) -> None:
         from foretab.backend import get_backend
 
         backend = get_backend(request.backend)
@@ -130,7 +130,7 @@ class _Session:
             memory_bytes=request.memory_bytes,
             generation=request.generation,
         )
-        self._watchdog: _Watchdog | None = None
+        self.watchdog = watchdog
         try:
             self._check_side(request.target, request.generation)
             tables = request.allowed_tables
@@ -141,12 +141,6 @@ class _Session:
         except BaseException:
             self.conn.close()
             raise
-
-    @property
-    def watchdog(self) -> _Watchdog:
-        if self._watchdog is None:
-            self._watchdog = _Watchdog(self.conn.interrupt)
-        return self._watchdog
 
     def opened(self) -> Opened:
         return Opened(self.conn.role, tuple(sorted(self.allowed)), tuple(sorted(self.reserved)))
@@ -218,7 +212,7 @@ class _Session:
         started = time.perf_counter()
         # The engine is asked to stop at the limit; the parent kills this process soon
         # after if it does not (planning, or work the engine cannot interrupt).
-        self.watchdog.arm(started + request.timeout_s)
+        self.watchdog.arm(started + request.timeout_s, self.conn.interrupt)
         try:
             return self._run(request, started)
         except QueryError:
@@ -253,42 +247,48 @@ class _Session:
         )
 
     def close(self) -> None:
-        if self._watchdog is not None:
-            self._watchdog.stop()
+        self.watchdog.disarm()
         self.conn.close()
 
 
+#: The watchdog's stack: it only waits and calls ``interrupt`` (the default is 8 MiB of
+#: address space, counted against the worker's memory cap).
+WATCHDOG_STACK_BYTES = 512 * 1024
+
+
 class _Watchdog:
-    """One thread per session that interrupts the running statement at its deadline.
+    """One thread per worker that interrupts the running statement at its deadline.
 
     (A ``threading.Timer`` per query would start a thread per query: measurable latency.)
+    It starts with the worker, before any store is open: a pooled worker serves session
+    after session, and a thread started later, with the engine's memory mapped, could
+    fail under the address-space cap ("can't start new thread", seen in the test suite
+    once in about ten runs after an out-of-memory query).
     """
 
-    def __init__(self, interrupt: Callable[[], None]) -> None:
-        self._interrupt = interrupt
+    def __init__(self) -> None:
+        self._interrupt: Callable[[], None] | None = None
         self._cond = threading.Condition()
         self._deadline: float | None = None
-        self._stopped = False
         self.fired = False
-        threading.Thread(target=self._loop, daemon=True, name="foretab-guard-watchdog").start()
+        previous = threading.stack_size(WATCHDOG_STACK_BYTES)
+        try:
+            threading.Thread(target=self._loop, daemon=True, name="foretab-guard-watchdog").start()
+        finally:
+            threading.stack_size(previous)
 
-    def arm(self, deadline: float) -> None:
+    def arm(self, deadline: float, interrupt: Callable[[], None]) -> None:
         with self._cond:
-            self._deadline, self.fired = deadline, False
+            self._deadline, self.fired, self._interrupt = deadline, False, interrupt
             self._cond.notify()
 
     def disarm(self) -> None:
         with self._cond:
             self._deadline = None
 
-    def stop(self) -> None:
-        with self._cond:
-            self._stopped = True
-            self._cond.notify()
-
     def _loop(self) -> None:
         with self._cond:
-            while not self._stopped:
+            while True:  # a daemon thread: it ends with the worker
                 if self._deadline is None:
                     self._cond.wait()
                     continue
@@ -297,7 +297,8 @@ class _Watchdog:
                     self._cond.wait(left)
                     continue
                 self._deadline, self.fired = None, True
-                self._interrupt()
+                if self._interrupt is not None:
+                    self._interrupt()
 
 
 def _printable(target: str) -> str:
@@ -313,12 +314,14 @@ def _limit_memory(memory_bytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def _handle(session: _Session | None, message: object) -> tuple[_Session | None, object]:
+def _handle(
+    session: _Session | None, message: object, watchdog: _Watchdog
+) -> tuple[_Session | None, object]:
     """One request -> (the session afterwards, the reply)."""
     if isinstance(message, OpenRequest):
         if session is not None:
             session.close()
-        session = _Session(message)
+        session = _Session(message, watchdog)
         return session, session.opened()
     if isinstance(message, QueryRequest):
         if session is None:
@@ -334,6 +337,7 @@ def _handle(session: _Session | None, message: object) -> tuple[_Session | None,
 def serve(inbox: Connection, outbox: Connection, memory_bytes: int) -> None:
     """Answer requests until the parent closes the pipe."""
     _limit_memory(memory_bytes)
+    watchdog = _Watchdog()
     session: _Session | None = None
     while True:
         try:
@@ -342,7 +346,7 @@ def serve(inbox: Connection, outbox: Connection, memory_bytes: int) -> None:
             return
         fatal = False
         try:
-            session, reply = _handle(session, message)
+            session, reply = _handle(session, message, watchdog)
         except ForetabError as error:
             reply = Failure.of(error)
         except MemoryError:
