@@ -55,14 +55,14 @@ def test_compare_finds_a_real_difference() -> None:
     change, low, high = result.accuracy_change
     assert change == 10.0 and 0.0 < low < change < high
     assert (result.only_a_right, result.only_b_right) == (0, 100)
-    assert result.p_value < 1e-20
+    assert result.mcnemar_p < 1e-20
 
 
 def test_compare_of_a_run_with_itself_is_no_change() -> None:
     run = _run(55, 45)
     result = compare_outcomes(run, run)
     assert result.accuracy_change == (0.0, 0.0, 0.0) and result.f1_change == (0.0, 0.0, 0.0)
-    assert result.p_value == 1.0
+    assert result.mcnemar_p == 1.0
 
 
 def test_mcnemar_counts_only_the_items_the_runs_disagree_on() -> None:
@@ -71,7 +71,7 @@ def test_mcnemar_counts_only_the_items_the_runs_disagree_on() -> None:
     after = _run(0, 3) + _run(9, 0) + _run(50, 0) + _run(0, 20)
     result = compare_outcomes(before, after)
     assert (result.only_a_right, result.only_b_right) == (3, 9)
-    assert result.p_value == pytest.approx(2 * (1 + 12 + 66 + 220) / 4096, abs=1e-4)
+    assert result.mcnemar_p == pytest.approx(2 * (1 + 12 + 66 + 220) / 4096, abs=1e-4)
     # Not sure at 95%: the interval reaches 0 (with so few differing items the bootstrap
     # is a little narrow, which is why the exact test is printed beside it).
     assert result.accuracy_change[1] <= 0.0 < result.accuracy_change[2]

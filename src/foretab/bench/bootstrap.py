@@ -48,6 +48,14 @@ def percentile_interval(
     return np.stack([np.atleast_1d(ci.low), np.atleast_1d(ci.high)], axis=-1)
 
 
+def rounded_change(
+    difference: float, bounds: np.ndarray, digits: int
+) -> tuple[float, float, float]:
+    """``(difference, low, high)`` of a paired comparison, rounded for reports."""
+    low, high = (round(float(v), digits) for v in bounds)
+    return round(float(difference), digits), low, high
+
+
 def _ratios(
     abs_error: np.ndarray, rel_error: np.ndarray, cells: np.ndarray, axis: int = -1
 ) -> np.ndarray:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from foretab.bench.bootstrap import LEVEL, percentile_interval
+from foretab.bench.bootstrap import LEVEL, percentile_interval, rounded_change
 from foretab.errors import ForetabError
 
 #: (series, month) of a scored cell
@@ -118,17 +118,7 @@ class CellComparison:
     level: float
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "series": self.series,
-            "cells": self.cells,
-            "level": self.level,
-            "mae": list(self.mae),
-            "mre": list(self.mre),
-            "mae_change": list(self.mae_change),
-            "mre_change": list(self.mre_change),
-            "better": self.better,
-            "worse": self.worse,
-        }
+        return asdict(self)
 
 
 def _change(
@@ -192,14 +182,9 @@ def compare_cell_files(
         cells=len(keys),
         mae=(round(mae[0], 2), round(mae[1], 2)),
         mre=(round(mre[0], 5), round(mre[1], 5)),
-        mae_change=_rounded(change[0], bounds[0], 2),
-        mre_change=_rounded(change[1], bounds[1], 5),
+        mae_change=rounded_change(change[0], bounds[0], 2),
+        mre_change=rounded_change(change[1], bounds[1], 5),
         better=int(np.sum(err_b < err_a)),
         worse=int(np.sum(err_b > err_a)),
         level=level,
     )
-
-
-def _rounded(difference: float, bounds: np.ndarray, digits: int) -> tuple[float, float, float]:
-    low, high = (round(float(v), digits) for v in bounds)
-    return round(float(difference), digits), low, high

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from foretab.bench.bootstrap import LEVEL, RESAMPLES, percentile_interval
+from foretab.bench.bootstrap import LEVEL, RESAMPLES, percentile_interval, rounded_change
 from foretab.bench.qa_metrics import CategoricalOutcome, score_categorical
 from foretab.errors import ForetabError
 
@@ -83,21 +83,11 @@ class Comparison:
     only_a_right: int
     only_b_right: int
     #: McNemar's exact two-sided p-value on the items exactly one run got right.
-    p_value: float
+    mcnemar_p: float
     level: float
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "items": self.items,
-            "level": self.level,
-            "accuracy": list(self.accuracy),
-            "f1": list(self.f1),
-            "accuracy_change": list(self.accuracy_change),
-            "f1_change": list(self.f1_change),
-            "only_a_right": self.only_a_right,
-            "only_b_right": self.only_b_right,
-            "mcnemar_p": self.p_value,
-        }
+        return asdict(self)
 
 
 def compare_outcomes(
@@ -124,17 +114,13 @@ def compare_outcomes(
         items=len(a),
         accuracy=(round(float(base[0]), 2), round(float(other[0]), 2)),
         f1=(round(float(base[1]), 2), round(float(other[1]), 2)),
-        accuracy_change=_rounded(other[0] - base[0], bounds[0]),
-        f1_change=_rounded(other[1] - base[1], bounds[1]),
+        accuracy_change=rounded_change(other[0] - base[0], bounds[0], 2),
+        f1_change=rounded_change(other[1] - base[1], bounds[1], 2),
         only_a_right=only_a,
         only_b_right=only_b,
-        p_value=round(float(p_value), 4),
+        mcnemar_p=round(float(p_value), 4),
         level=level,
     )
-
-
-def _rounded(difference: float, bounds: np.ndarray) -> tuple[float, float, float]:
-    return (round(float(difference), 2), round(float(bounds[0]), 2), round(float(bounds[1]), 2))
 
 
 def read_reasoning_details(path: Path) -> dict[str, CategoricalOutcome]:

@@ -312,7 +312,7 @@ def compare_cmd(
              ("F1", result.f1, result.f1_change, 2)],
             ("only this run right", str(result.only_a_right), str(result.only_b_right)),
         )  # fmt: skip
-        Console().print(f"McNemar exact p = {result.p_value:.4g}")
+        Console().print(f"McNemar exact p = {result.mcnemar_p:.4g}")
         data = result.to_dict()
     if json_out is not None:
         import json
