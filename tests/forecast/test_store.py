@@ -262,23 +262,37 @@ def test_fit_requires_a_panel_ending_at_the_reference_month() -> None:
 def test_train_and_corpus_commands(store: str, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from foretab.cli import bench_forecast as _commands  # noqa: F401  (registers commands)
-    from foretab.cli.main import app
+    from foretab.cli.main import _register, app
 
+    _register()
     runner = CliRunner()
     result = runner.invoke(app, ["train", "--db", store, "--model", "drift"])
     assert result.exit_code == 0, result.output
     assert "trained drift at 2021-12 on 12 series" in result.output
-    out = tmp_path / "corpus.json"
+    out, cells = tmp_path / "corpus.json", tmp_path / "cells.jsonl"
     result = runner.invoke(
-        app, ["bench", "corpus", "--db", store, "--model", "naive,drift", "--json", str(out)]
-    )
+        app,
+        ["bench", "corpus", "--db", store, "--model", "naive,drift", "--json", str(out),
+         "--details", str(cells)],
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     rows = json.loads(out.read_text())
     assert [r["model"] for r in rows] == ["naive", "drift"]
     # Synthetic prices trend up 0.2 %/month: a learned drift beats persistence.
     assert rows[1]["mae"] < rows[0]["mae"]
     assert rows[0]["n_series"] == 12
+    # Every scored cell of both models, for `bench compare`: the same MAE, paired.
+    compared = runner.invoke(
+        app,
+        ["bench", "compare", str(cells), str(cells), "--model-a", "naive", "--model-b", "drift",
+         "--json", str(tmp_path / "cmp.json")],
+    )  # fmt: skip
+    assert compared.exit_code == 0, compared.output
+    paired = json.loads((tmp_path / "cmp.json").read_text())
+    assert paired["series"] == 12 and paired["cells"] == rows[0]["n_points"]
+    assert paired["mae"] == [round(rows[0]["mae"], 2), round(rows[1]["mae"], 2)]
+    first = json.loads(cells.read_text().splitlines()[0])
+    assert first["month"] == "2022-01" and first["series_id"].count(" / ") == 2
     # --stored scores the saved model (drift, trained above) instead of refitting it.
     result = runner.invoke(
         app, ["bench", "corpus", "--db", store, "--model", "drift", "--stored", "--json", str(out)]

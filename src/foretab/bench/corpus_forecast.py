@@ -10,10 +10,12 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
 from foretab.bench.bootstrap import series_error_intervals
+from foretab.bench.cell_compare import cell_rows, write_cell_details
 from foretab.bench.forecast_bench import BenchRow, resolve_models
 from foretab.core.plan import EntityRef
 from foretab.errors import ForecastError
@@ -100,13 +102,16 @@ def bench_corpus(
     progress: Callable[[str, str], None] = lambda _n, _s: None,
     level: float = 0.8,
     stored: bool = False,
+    details: Path | None = None,
 ) -> list[BenchRow]:
     """Score each model's R+1..R+12 forecasts against ``open_future(db)``.
 
     Models with intervals are also scored on their central ``level`` interval: the
     empirical coverage of the observed cells and the mean width (yuan/m²). ``stored``
     scores the model saved with the store (``foretab train`` fits it exactly as this
-    function would) instead of refitting it; other models are refitted.
+    function would) instead of refitting it; other models are refitted. ``details``:
+    also write every scored cell of every model there (``bench compare``; a project's
+    series id is "outer / inner / name").
     """
     from foretab.store import open_history
 
@@ -119,6 +124,13 @@ def bench_corpus(
     keep = eligible_rows(history, future)
     truth = future[keep]
     rows = []
+    cells: list[dict[str, object]] = []
+    series_ids = [
+        f"{p.outer} / {p.inner} / {p.name}"
+        for p, k in zip(history.entities, keep, strict=True)
+        if k
+    ]
+    months = [(ref + k).iso for k in range(1, MAX_HORIZON + 1)]
     for name in resolve_models(model, list(registry.FORECASTERS), "forecaster"):
         if name in registry.NEURAL and not neural_installed():
             progress(name, "skipped: torch / neuralforecast not installed (the [neural] extra)")
@@ -146,6 +158,8 @@ def bench_corpus(
             default=name == STORE_DEFAULT_FORECASTER,
             intervals=series_error_intervals(pred, truth),
         )
+        if details is not None:
+            cells += cell_rows(name, series_ids, months, pred, truth)
         try:
             tail = (1 - level) / 2
             bounds = fitted.predict_quantiles(window, MAX_HORIZON, (tail, 1 - tail), refs)
@@ -162,6 +176,8 @@ def bench_corpus(
                 coverage_by_volatility=fifths,
             )
         rows.append(row)
+    if details is not None:
+        write_cell_details(details, iter(cells))
     return rows
 
 

@@ -182,6 +182,7 @@ def corpus_cmd(
         ),
     ] = False,
     level: Annotated[float, typer.Option(help="Level of the scored intervals.")] = 0.8,
+    details: CellDetailsOption = None,
 ) -> None:
     """Forecast R+1..R+12 from the history store; score against the future store.
 
@@ -190,7 +191,7 @@ def corpus_cmd(
     """
     from foretab.bench.corpus_forecast import bench_corpus
 
-    rows = bench_corpus(db, model, seed, _progress, level=level, stored=stored)
+    rows = bench_corpus(db, model, seed, _progress, level=level, stored=stored, details=details)
     out.print(_table("Corpus forecasts R+1..R+12 vs the future store", rows))
     for r in rows:
         if r.coverage_by_volatility is not None:
