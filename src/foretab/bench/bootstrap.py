@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from foretab.forecast.metrics import cell_errors
+
 #: Two-sided confidence level of the intervals.
 LEVEL = 0.95
 #: Resamples: at this count the interval ends of 2,898 QA items moved by at most 0.2
@@ -56,9 +58,10 @@ def rounded_change(
     return round(float(difference), digits), low, high
 
 
-def _ratios(
+def error_means(
     abs_error: np.ndarray, rel_error: np.ndarray, cells: np.ndarray, axis: int = -1
 ) -> np.ndarray:
+    """``[2, ...]``: MAE and MRE from per-series sums of errors and counts of cells."""
     total = cells.sum(axis=axis)
     return np.stack([abs_error.sum(axis=axis) / total, rel_error.sum(axis=axis) / total])
 
@@ -68,24 +71,17 @@ def series_error_intervals(
 ) -> tuple[tuple[float, float], tuple[float, float]] | None:
     """95% intervals of the MAE and the MRE of ``foretab.forecast.metrics.score``.
 
-    Scored as ``score`` scores (finite truth, ``mask`` if given, a missing prediction an
-    error of the full value); series resampled whole. ``None`` below two scored series.
+    The cells ``score`` scores, with series resampled whole. ``None`` below two scored
+    series.
     """
-    cells = np.isfinite(truth)
-    if mask is not None:
-        cells &= mask.astype(bool)
-    with np.errstate(invalid="ignore"):
-        err = np.abs(np.where(np.isfinite(pred), pred, 0.0) - truth)
-    err = np.where(cells, err, 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rel = np.where(cells, err / np.abs(truth), 0.0)
+    cells, err, rel = cell_errors(pred, truth, mask)
     count = cells.sum(axis=1)
     scored = count > 0
     if scored.sum() < 2:
         return None
     bounds = percentile_interval(
         (err.sum(axis=1)[scored], rel.sum(axis=1)[scored], count[scored].astype(float)),
-        _ratios,
+        error_means,
         level,
     )
     (mae_lo, mae_hi), (mre_lo, mre_hi) = bounds.tolist()

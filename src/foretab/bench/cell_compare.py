@@ -16,8 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from foretab.bench.bootstrap import LEVEL, percentile_interval, rounded_change
+from foretab.bench.bootstrap import LEVEL, error_means, percentile_interval, rounded_change
 from foretab.errors import ForetabError
+from foretab.forecast.metrics import cell_errors
 
 #: (series, month) of a scored cell
 CellKey = tuple[str, str]
@@ -130,13 +131,7 @@ def _change(
     axis: int = -1,
 ) -> np.ndarray:
     """``[2, ...]``: B's MAE and MRE minus A's, from per-series sums."""
-    total = cells.sum(axis=axis)
-    return np.stack(
-        [
-            (abs_b.sum(axis=axis) - abs_a.sum(axis=axis)) / total,
-            (rel_b.sum(axis=axis) - rel_a.sum(axis=axis)) / total,
-        ]
-    )
+    return error_means(abs_b, rel_b, cells, axis) - error_means(abs_a, rel_a, cells, axis)
 
 
 def compare_cell_files(
@@ -155,33 +150,25 @@ def compare_cell_files(
             "value: compare two runs on the same test file or split."
         )
     truth = np.array([a[k][0] for k in keys])
-    errors = []
-    for run in (a, b):
-        pred = np.array([np.nan if run[k][1] is None else run[k][1] for k in keys], dtype=float)
-        errors.append(np.abs(np.where(np.isfinite(pred), pred, 0.0) - truth))
-    err_a, err_b = errors
+    preds = [
+        np.array([np.nan if run[k][1] is None else run[k][1] for k in keys], dtype=float)
+        for run in (a, b)
+    ]
+    (_, err_a, rel_a), (_, err_b, rel_b) = (cell_errors(pred, truth) for pred in preds)
     series, index = np.unique([k[0] for k in keys], return_inverse=True)
     count = np.bincount(index).astype(float)
 
     def per_series(values: np.ndarray) -> np.ndarray:
         return np.bincount(index, weights=values)
 
-    columns = (
-        per_series(err_a),
-        per_series(err_a / np.abs(truth)),
-        per_series(err_b),
-        per_series(err_b / np.abs(truth)),
-        count,
-    )
+    columns = (per_series(err_a), per_series(rel_a), per_series(err_b), per_series(rel_b), count)
     bounds = percentile_interval(columns, _change, level)
     change = _change(*columns)
-    mae = (float(err_a.mean()), float(err_b.mean()))
-    mre = (float(np.mean(err_a / np.abs(truth))), float(np.mean(err_b / np.abs(truth))))
     return CellComparison(
         series=len(series),
         cells=len(keys),
-        mae=(round(mae[0], 2), round(mae[1], 2)),
-        mre=(round(mre[0], 5), round(mre[1], 5)),
+        mae=(round(float(err_a.mean()), 2), round(float(err_b.mean()), 2)),
+        mre=(round(float(rel_a.mean()), 5), round(float(rel_b.mean()), 5)),
         mae_change=rounded_change(change[0], bounds[0], 2),
         mre_change=rounded_change(change[1], bounds[1], 5),
         better=int(np.sum(err_b < err_a)),

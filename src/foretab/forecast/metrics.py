@@ -17,23 +17,34 @@ class Scores:
     n_points: int
 
 
-def score(pred: np.ndarray, truth: np.ndarray, mask: np.ndarray | None = None) -> Scores:
-    """Score ``pred`` against ``truth`` where truth is finite (and ``mask``, if given).
+def cell_errors(
+    pred: np.ndarray, truth: np.ndarray, mask: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(scored cells, |error|, |error| / |truth|)``, the errors 0 off the scored cells.
 
-    A missing prediction on a scored cell counts as an error of the full value, so a
-    model cannot look good by abstaining.
+    Scored: the truth is finite (and ``mask``, if given). A missing prediction on a
+    scored cell counts as an error of the full value, so a model cannot look good by
+    abstaining.
     """
     cells = np.isfinite(truth)
     if mask is not None:
         cells &= mask.astype(bool)
-    y = truth[cells]
-    p = np.where(np.isfinite(pred[cells]), pred[cells], 0.0)
-    if y.size == 0:
+    with np.errstate(invalid="ignore"):
+        err = np.where(cells, np.abs(np.where(np.isfinite(pred), pred, 0.0) - truth), 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rel = np.where(cells, err / np.abs(truth), 0.0)
+    return cells, err, rel
+
+
+def score(pred: np.ndarray, truth: np.ndarray, mask: np.ndarray | None = None) -> Scores:
+    """Score ``pred`` against ``truth`` on the cells ``cell_errors`` scores."""
+    cells, err, rel = cell_errors(pred, truth, mask)
+    if not cells.any():
         return Scores(float("nan"), float("nan"), float("nan"), 0)
-    err = p - y
+    err = err[cells]
     return Scores(
         mse=float(np.mean(err**2)),
-        mae=float(np.mean(np.abs(err))),
-        mre=float(np.mean(np.abs(err) / np.abs(y))),
-        n_points=int(y.size),
+        mae=float(np.mean(err)),
+        mre=float(np.mean(rel[cells])),
+        n_points=int(cells.sum()),
     )
