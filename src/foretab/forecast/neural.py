@@ -1,11 +1,14 @@
-"""The paper's TimesNet and TimeXer (neuralforecast architectures), trained on CPU.
+"""Neural forecasters (neuralforecast architectures), trained on CPU.
+
+The paper's TimesNet and TimeXer, and N-HiTS, PatchTST and TiDE from the field.
 
 neuralforecast's orchestrator cannot forecast series it was not fitted on for
 multivariate models (TimeXer), so foretab drives the architectures itself: the same
 scale-free windows as the LightGBM model (``log(price / level)``, gaps linearly filled,
 the missingness mask as an exogenous input where the model takes one), a masked L1 loss,
-and early stopping on the validation split when one is given. Needs the ``[neural]``
-extra (torch, neuralforecast).
+and early stopping on the validation split when one is given. A model that takes static
+inputs (TiDE) also gets the calendar: which panel column its window ends at, as the
+LightGBM model does. Needs the ``[neural]`` extra (torch, neuralforecast).
 """
 
 from __future__ import annotations
@@ -54,6 +57,24 @@ def _encode(history: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return rel.astype(np.float32), mask.astype(np.float32), level
 
 
+#: Share of the training targets' log ratios left outside a forecast's range, each end.
+OUTSIDE_RANGE = 0.001
+
+
+def _plausible_range(log_ratios: np.ndarray) -> tuple[float, float]:
+    """The central ``1 - 2 * OUTSIDE_RANGE`` of the training targets' log ratios.
+
+    A network extrapolates freely from inputs unlike its training windows: on ODTQA-FoRe
+    val, PatchTST forecast 1,498 times the truth for a series whose last observation was a
+    fifth of its others (every input log ratio about +1.6). The trees cannot leave the
+    range of their targets; the networks are held to it.
+    """
+    if not len(log_ratios):
+        return (-np.inf, np.inf)
+    low, high = np.quantile(log_ratios, [OUTSIDE_RANGE, 1 - OUTSIDE_RANGE])
+    return (float(low), float(high))
+
+
 class _NeuralForecaster(Forecaster):
     """Shared training loop; subclasses build the neuralforecast module."""
 
@@ -80,12 +101,31 @@ class _NeuralForecaster(Forecaster):
         self.n_threads = n_threads
         self.net: Any = None
         self.steps_trained = 0
+        #: one more than the last panel column a training window ends at: the width of
+        #: the one-hot calendar input of a model that reads it (set by ``fit``)
+        self.calendar_size = 0
+        #: ``(low, high)``: the log ratios a forecast may take (set by ``fit``)
+        self.log_ratio_range = (-np.inf, np.inf)
+
+    #: Whether the model reads the calendar (the column a window ends at, one-hot).
+    reads_calendar = False
 
     def _build(self) -> Any:
         raise NotImplementedError
 
-    def _batch(self, rel: Any, mask: Any) -> dict[str, Any]:
+    def _batch(self, rel: Any, mask: Any, calendar: Any) -> dict[str, Any]:
         raise NotImplementedError
+
+    def _calendar(self, end: np.ndarray) -> np.ndarray:
+        """``[n, calendar_size]`` one-hot of each window's end column.
+
+        A history that ends past the training windows (a forecast from the panel's last
+        column) reads as the last training end, as the trees' split on the column does.
+        """
+        out = np.zeros((len(end), max(self.calendar_size, 1)), dtype=np.float32)
+        if self.reads_calendar:
+            out[np.arange(len(end)), np.clip(end, 0, self.calendar_size - 1)] = 1.0
+        return out
 
     def _pad(self, history: np.ndarray) -> np.ndarray:
         n, t = history.shape
@@ -93,8 +133,8 @@ class _NeuralForecaster(Forecaster):
             return history[:, t - self.lookback :]
         return np.concatenate([np.full((n, self.lookback - t), np.nan), history], axis=1)
 
-    def _forward(self, rel: Any, mask: Any) -> Any:
-        return self.net(self._batch(rel, mask))[..., 0]  # [B, h]
+    def _forward(self, rel: Any, mask: Any, calendar: Any) -> Any:
+        return self.net(self._batch(rel, mask, calendar))[..., 0]  # [B, h]
 
     def fit(self, panel: np.ndarray, val: ValidationSplit | None = None) -> Self:
         if not neural_available():
@@ -108,20 +148,24 @@ class _NeuralForecaster(Forecaster):
         torch.set_num_threads(self.n_threads)
         rng = np.random.default_rng(self.seed)
         win = cut_windows(np.asarray(panel, dtype=float), self.lookback)
+        self.calendar_size = int(win.end.max()) + 1 if len(win.end) else 1
         rel, mask, level = _encode(win.history)
         with np.errstate(invalid="ignore", divide="ignore"):
             y = np.log(win.target / level[:, None]).astype(np.float32)
         ymask = np.isfinite(y)
+        self.log_ratio_range = _plausible_range(y[ymask])
         y[~ymask] = 0.0
         t_rel, t_mask = torch.from_numpy(rel), torch.from_numpy(mask)
         t_y, t_ym = torch.from_numpy(y), torch.from_numpy(ymask.astype(np.float32))
+        t_cal = torch.from_numpy(self._calendar(win.end))
         if val is not None:
             vrel, vmask, vlev = _encode(self._pad(val.history))
             with np.errstate(invalid="ignore", divide="ignore"):
                 vy = np.log(val.target / vlev[:, None]).astype(np.float32)
             vym = np.isfinite(vy)
             vy[~vym] = 0.0
-            v = tuple(torch.from_numpy(a) for a in (vrel, vmask, vy, vym.astype(np.float32)))
+            vcal = self._calendar(self._ends(val.history))
+            v = tuple(torch.from_numpy(a) for a in (vrel, vmask, vcal, vy, vym.astype(np.float32)))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # lightning / torch chatter on construction
             self.net = self._build()
@@ -131,7 +175,7 @@ class _NeuralForecaster(Forecaster):
         for step in range(1, self.max_steps + 1):
             self.net.train()
             idx = torch.from_numpy(rng.integers(0, len(rel), self.batch_size))
-            pred = self._forward(t_rel[idx], t_mask[idx])
+            pred = self._forward(t_rel[idx], t_mask[idx], t_cal[idx])
             loss = (torch.abs(pred - t_y[idx]) * t_ym[idx]).sum() / t_ym[idx].sum().clamp(min=1)
             opt.zero_grad()
             loss.backward()
@@ -141,8 +185,8 @@ class _NeuralForecaster(Forecaster):
             if val is not None and (step % self.eval_every == 0 or out_of_time):
                 self.net.eval()
                 with torch.no_grad():
-                    vp = self._forward(v[0], v[1])[:, : v[2].shape[1]]
-                    vl = float(((vp - v[2]).abs() * v[3]).sum() / v[3].sum())
+                    vp = self._forward(v[0], v[1], v[2])[:, : v[3].shape[1]]
+                    vl = float(((vp - v[3]).abs() * v[4]).sum() / v[4].sum())
                 if vl < best:
                     best, best_state, bad = vl, copy.deepcopy(self.net.state_dict()), 0
                 else:
@@ -164,9 +208,16 @@ class _NeuralForecaster(Forecaster):
         import torch
 
         rel, mask, level = _encode(self._pad(history))
+        calendar = torch.from_numpy(self._calendar(self._ends(history)))
         with torch.no_grad():
-            pred = self._forward(torch.from_numpy(rel), torch.from_numpy(mask)).numpy()
-        return level[:, None] * np.exp(pred[:, :h].astype(float))
+            pred = self._forward(torch.from_numpy(rel), torch.from_numpy(mask), calendar)
+        log_ratio = np.clip(pred.numpy()[:, :h].astype(float), *self.log_ratio_range)
+        return level[:, None] * np.exp(log_ratio)
+
+    @staticmethod
+    def _ends(history: np.ndarray) -> np.ndarray:
+        """Histories start where the training panel starts, so they end at column T-1."""
+        return np.full(history.shape[0], history.shape[1] - 1)
 
 
 class TimesNetForecaster(_NeuralForecaster):
@@ -191,7 +242,7 @@ class TimesNetForecaster(_NeuralForecaster):
             logger=False,
         )
 
-    def _batch(self, rel: Any, mask: Any) -> dict[str, Any]:
+    def _batch(self, rel: Any, mask: Any, calendar: Any) -> dict[str, Any]:
         return {"insample_y": rel[:, :, None], "futr_exog": None}
 
 
@@ -221,7 +272,7 @@ class TimeXerForecaster(_NeuralForecaster):
             logger=False,
         )
 
-    def _batch(self, rel: Any, mask: Any) -> dict[str, Any]:
+    def _batch(self, rel: Any, mask: Any, calendar: Any) -> dict[str, Any]:
         return {
             "insample_y": rel[:, :, None],
             "hist_exog": mask[:, None, :, None],
@@ -255,11 +306,88 @@ class NHITSForecaster(_NeuralForecaster):
             logger=False,
         )
 
-    def _batch(self, rel: Any, mask: Any) -> dict[str, Any]:
+    def _batch(self, rel: Any, mask: Any, calendar: Any) -> dict[str, Any]:
         return {
             "insample_y": rel[:, :, None],
             "insample_mask": mask[:, :, None],
             "hist_exog": mask[:, :, None],
             "stat_exog": None,
+            "futr_exog": None,
+        }
+
+
+class PatchTSTForecaster(_NeuralForecaster):
+    """PatchTST (Nie et al., 2023): a Transformer over patches of one series.
+
+    Channel-independent and univariate in neuralforecast: it reads the prices only (no
+    mask). Small patches, because a window is 24 months, not hundreds of steps.
+    """
+
+    alias = "patchtst"
+
+    def _build(self) -> Any:
+        from neuralforecast.models import PatchTST
+
+        return PatchTST(
+            h=MAX_HORIZON,
+            input_size=self.lookback,
+            patch_len=6,
+            stride=3,
+            encoder_layers=2,
+            n_heads=4,
+            hidden_size=64,
+            linear_hidden_size=128,
+            # foretab's windows are already scale-free (log price over the last level)
+            revin=False,
+            random_seed=self.seed,
+            enable_progress_bar=False,
+            logger=False,
+        )
+
+    def _batch(self, rel: Any, mask: Any, calendar: Any) -> dict[str, Any]:
+        return {"insample_y": rel[:, :, None]}
+
+
+class TiDEForecaster(_NeuralForecaster):
+    """TiDE (Das et al., 2023): a dense encoder-decoder with a linear skip.
+
+    The one neural model here that reads the calendar (static input: the column its
+    window ends at): on a panel whose series share one calendar, windows that end at the
+    same month share the market's move over their targets, which is what the LightGBM
+    model's calendar column learns and the others cannot see. The mask is its
+    historical input.
+    """
+
+    alias = "tide"
+    reads_calendar = True
+
+    def _build(self) -> Any:
+        from neuralforecast.models import TiDE
+
+        return TiDE(
+            h=MAX_HORIZON,
+            input_size=self.lookback,
+            hist_exog_list=["observed"],
+            stat_exog_list=[f"end_{c}" for c in range(self.calendar_size)],
+            hidden_size=256,
+            decoder_output_dim=16,
+            temporal_decoder_dim=64,
+            num_encoder_layers=2,
+            num_decoder_layers=2,
+            dropout=0.2,
+            # neuralforecast normalises each residual block's output over its features:
+            # the temporal decoder's block has one (a point forecast), so with layer norm
+            # its output is a constant and only TiDE's linear skip would learn.
+            layernorm=False,
+            random_seed=self.seed,
+            enable_progress_bar=False,
+            logger=False,
+        )
+
+    def _batch(self, rel: Any, mask: Any, calendar: Any) -> dict[str, Any]:
+        return {
+            "insample_y": rel[:, :, None],
+            "hist_exog": mask[:, :, None],
+            "stat_exog": calendar,
             "futr_exog": None,
         }

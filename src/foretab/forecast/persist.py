@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from foretab.errors import ForecastError
 from foretab.forecast.base import MAX_HORIZON, Forecaster
+from foretab.forecast.registry import NEURAL
 
 if TYPE_CHECKING:
     from foretab.forecast.market import Market
@@ -27,7 +28,7 @@ MANIFEST = "manifest.json"
 #: A fitted default model is a few MB; anything far larger is not one of ours.
 MAX_MEMBER_BYTES = 256 * 1024 * 1024
 #: Models whose fitted state has a data-only encoding below. The torch models
-#: (timesnet, timexer, nhits) have none yet, so they cannot be a store's model.
+#: (timesnet, timexer, nhits, patchtst, tide) have none yet, so they cannot be a store's model.
 PERSISTABLE = ("naive", "drift", "autoets", "autotheta", "lgbm", "lgbm_nocal", "lgbm_market")
 #: The LightGBM models (boosters + residual grid, and market signals when they read them).
 _LGBM = ("lgbm", "lgbm_nocal", "lgbm_market")
@@ -123,7 +124,7 @@ def require_persistable(name: str) -> None:
     why = (
         "its fitted weights have no data-only file format in foretab (store models are "
         "never pickled)"
-        if name in ("timesnet", "timexer", "nhits")
+        if name in NEURAL
         else "it is not a forecaster foretab knows"
     )
     raise ForecastError(

@@ -9,7 +9,13 @@ from foretab.forecast.base import Forecaster, Imputer
 from foretab.forecast.baselines import DriftForecaster, NaiveForecaster
 from foretab.forecast.gbm import LightGBMForecaster
 from foretab.forecast.impute import LightGBMImputer, LinearImputer
-from foretab.forecast.neural import NHITSForecaster, TimesNetForecaster, TimeXerForecaster
+from foretab.forecast.neural import (
+    NHITSForecaster,
+    PatchTSTForecaster,
+    TiDEForecaster,
+    TimesNetForecaster,
+    TimeXerForecaster,
+)
 from foretab.forecast.stats import AutoETSForecaster, AutoThetaForecaster
 
 FORECASTERS: dict[str, Callable[[int], Forecaster]] = {
@@ -28,9 +34,11 @@ FORECASTERS: dict[str, Callable[[int], Forecaster]] = {
     "timesnet": lambda seed: TimesNetForecaster(seed),
     "timexer": lambda seed: TimeXerForecaster(seed),
     "nhits": lambda seed: NHITSForecaster(seed),
+    "patchtst": lambda seed: PatchTSTForecaster(seed),
+    "tide": lambda seed: TiDEForecaster(seed),
 }
 #: the models that need the ``[neural]`` extra
-NEURAL = frozenset({"timesnet", "timexer", "nhits"})
+NEURAL = frozenset({"timesnet", "timexer", "nhits", "patchtst", "tide"})
 IMPUTERS: dict[str, Callable[[int], Imputer]] = {
     "linear": lambda seed: LinearImputer(seed),
     "lgbm_impute": lambda seed: LightGBMImputer(seed),

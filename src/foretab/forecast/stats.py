@@ -1,4 +1,7 @@
-"""statsforecast's AutoETS / AutoTheta, fitted per series on linearly imputed input."""
+"""statsforecast's AutoETS / AutoTheta, on linearly imputed input.
+
+Fitted per series, in statsforecast's batch mode on all cores.
+"""
 
 from __future__ import annotations
 
@@ -18,31 +21,56 @@ def _trimmed(row: np.ndarray) -> np.ndarray:
 
 
 class _StatsForecaster(Forecaster):
-    """Shared loop: short series (fewer than ``min_obs`` observations) fall back to naive."""
+    """statsforecast in batch mode; short series (fewer than ``min_obs``) stay naive."""
 
     min_obs = 4
+    #: Below this many series one process forecasts them: a pool costs more than it saves.
+    MIN_SERIES_PER_POOL = 200
+
+    def __init__(self, seed: int = 0, n_jobs: int = -1) -> None:
+        super().__init__(seed)
+        #: statsforecast's worker processes (-1: one per core)
+        self.n_jobs = n_jobs
 
     def _model(self) -> object:
         raise NotImplementedError
 
     def _predict(self, history: np.ndarray, h: int) -> np.ndarray:
+        import pandas as pd
+        from statsforecast import StatsForecast
+        from statsforecast.models import Naive
+
         level, _ = last_observed(history)
         out = np.repeat(level[:, None], h, axis=1)
-        counts = np.isfinite(history).sum(axis=1)
-        for i in np.flatnonzero(counts >= self.min_obs):
-            y = _trimmed(history[i])
-            try:
-                # Flat stretches make statsforecast divide by zero inside its fit; the
-                # result is then non-finite and replaced by the naive row below.
-                with warnings.catch_warnings(), np.errstate(all="ignore"):
-                    warnings.simplefilter("ignore", RuntimeWarning)
-                    fc = self._model().forecast(y=y, h=h)["mean"]  # type: ignore[attr-defined]
-            except (ValueError, np.linalg.LinAlgError, ZeroDivisionError, NotImplementedError):
-                # statsforecast refuses short or degenerate series ("tiny datasets"):
-                # keep the naive row.
-                continue
-            if np.all(np.isfinite(fc)):
-                out[i] = fc
+        rows = np.flatnonzero(np.isfinite(history).sum(axis=1) >= self.min_obs)
+        if not len(rows):
+            return out
+        series = [_trimmed(history[i]) for i in rows]
+        frame = pd.DataFrame(
+            {
+                "unique_id": np.repeat(np.arange(len(rows)), [len(y) for y in series]),
+                "ds": np.concatenate([np.arange(len(y)) for y in series]),
+                "y": np.concatenate(series),
+            }
+        )
+        batch = StatsForecast(
+            models=[self._model()],
+            freq=1,
+            n_jobs=self.n_jobs if len(rows) >= self.MIN_SERIES_PER_POOL else 1,
+            # statsforecast refuses short or degenerate series ("tiny datasets"): those
+            # get the last value, as the rows it never sees.
+            fallback_model=Naive(),
+        )
+        # Flat stretches make statsforecast divide by zero inside its fit; such a row's
+        # forecast is then non-finite and stays naive below. Worker processes are forked
+        # inside this context, so they ignore the warnings too.
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            forecast = batch.forecast(df=frame, h=h)
+        forecast = forecast.sort_values(["unique_id", "ds"])
+        values = forecast.drop(columns=["unique_id", "ds"]).to_numpy()[:, 0].reshape(-1, h)
+        ok = np.isfinite(values).all(axis=1)
+        out[rows[ok]] = values[ok]
         return out
 
 
