@@ -113,6 +113,16 @@ class _NeuralForecaster(Forecaster):
     def _build(self) -> Any:
         raise NotImplementedError
 
+    def _shared_args(self) -> dict[str, Any]:
+        """The constructor arguments every architecture takes alike."""
+        return {
+            "h": MAX_HORIZON,
+            "input_size": self.lookback,
+            "random_seed": self.seed,
+            "enable_progress_bar": False,
+            "logger": False,
+        }
+
     def _batch(self, rel: Any, mask: Any, calendar: Any) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -229,17 +239,13 @@ class TimesNetForecaster(_NeuralForecaster):
         from neuralforecast.models import TimesNet
 
         return TimesNet(
-            h=MAX_HORIZON,
-            input_size=self.lookback,
+            **self._shared_args(),
             # Small on purpose: the full-size model costs seconds per step on a CPU.
             hidden_size=16,
             conv_hidden_size=16,
             top_k=2,
             num_kernels=2,
             encoder_layers=2,
-            random_seed=self.seed,
-            enable_progress_bar=False,
-            logger=False,
         )
 
     def _batch(self, rel: Any, mask: Any, calendar: Any) -> dict[str, Any]:
@@ -258,8 +264,7 @@ class TimeXerForecaster(_NeuralForecaster):
         from neuralforecast.models import TimeXer
 
         return TimeXer(
-            h=MAX_HORIZON,
-            input_size=self.lookback,
+            **self._shared_args(),
             n_series=1,
             hist_exog_list=["observed"],
             patch_len=6,
@@ -267,9 +272,6 @@ class TimeXerForecaster(_NeuralForecaster):
             n_heads=4,
             e_layers=2,
             d_ff=128,
-            random_seed=self.seed,
-            enable_progress_bar=False,
-            logger=False,
         )
 
     def _batch(self, rel: Any, mask: Any, calendar: Any) -> dict[str, Any]:
@@ -294,16 +296,12 @@ class NHITSForecaster(_NeuralForecaster):
         from neuralforecast.models import NHITS
 
         return NHITS(
-            h=MAX_HORIZON,
-            input_size=self.lookback,
+            **self._shared_args(),
             hist_exog_list=["observed"],
             mlp_units=[[256, 256]] * 3,
             n_pool_kernel_size=[2, 2, 1],
             n_freq_downsample=[4, 2, 1],
             dropout_prob_theta=0.1,
-            random_seed=self.seed,
-            enable_progress_bar=False,
-            logger=False,
         )
 
     def _batch(self, rel: Any, mask: Any, calendar: Any) -> dict[str, Any]:
@@ -329,8 +327,7 @@ class PatchTSTForecaster(_NeuralForecaster):
         from neuralforecast.models import PatchTST
 
         return PatchTST(
-            h=MAX_HORIZON,
-            input_size=self.lookback,
+            **self._shared_args(),
             patch_len=6,
             stride=3,
             encoder_layers=2,
@@ -339,9 +336,6 @@ class PatchTSTForecaster(_NeuralForecaster):
             linear_hidden_size=128,
             # foretab's windows are already scale-free (log price over the last level)
             revin=False,
-            random_seed=self.seed,
-            enable_progress_bar=False,
-            logger=False,
         )
 
     def _batch(self, rel: Any, mask: Any, calendar: Any) -> dict[str, Any]:
@@ -365,8 +359,7 @@ class TiDEForecaster(_NeuralForecaster):
         from neuralforecast.models import TiDE
 
         return TiDE(
-            h=MAX_HORIZON,
-            input_size=self.lookback,
+            **self._shared_args(),
             hist_exog_list=["observed"],
             stat_exog_list=[f"end_{c}" for c in range(self.calendar_size)],
             hidden_size=256,
@@ -379,9 +372,6 @@ class TiDEForecaster(_NeuralForecaster):
             # the temporal decoder's block has one (a point forecast), so with layer norm
             # its output is a constant and only TiDE's linear skip would learn.
             layernorm=False,
-            random_seed=self.seed,
-            enable_progress_bar=False,
-            logger=False,
         )
 
     def _batch(self, rel: Any, mask: Any, calendar: Any) -> dict[str, Any]:
