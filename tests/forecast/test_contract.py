@@ -114,3 +114,26 @@ def test_quantiles_are_ordered_or_refused(name: str) -> None:
     assert (q[:, :, 0] < q[:, :, 2]).any()
     with pytest.raises(ForecastError, match="strictly between"):
         model.predict_quantiles(history, 12, (0.0, 0.5))
+
+
+def test_statsforecast_forks_its_pool_only_for_many_series_in_a_single_threaded_process() -> None:
+    import subprocess
+    import sys
+    import threading
+
+    model = get_forecaster("autoets")
+    assert not model._pool_pays(10)  # too few series to pay for a pool
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not model._pool_pays(10_000)  # a fork would copy the other thread's locks
+    finally:
+        stop.set()
+        other.join()
+    code = (
+        "from foretab.forecast import get_forecaster; "
+        "print(get_forecaster('autoets')._pool_pays(10_000))"
+    )
+    alone = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert alone.stdout.strip() == "True", alone.stderr

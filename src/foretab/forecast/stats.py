@@ -5,6 +5,7 @@ Fitted per series, in statsforecast's batch mode on all cores.
 
 from __future__ import annotations
 
+import threading
 import warnings
 
 import numpy as np
@@ -35,6 +36,20 @@ class _StatsForecaster(Forecaster):
     def _model(self) -> object:
         raise NotImplementedError
 
+    def _pool_pays(self, n_series: int) -> bool:
+        """Whether statsforecast may fork worker processes for ``n_series`` series.
+
+        Only for enough series to pay for the pool, and only from a process with no
+        other thread: statsforecast's pool forks, and a fork copies any lock another
+        thread holds (a server's engine threads, a progress bar's refresh), held forever
+        in the child.
+        """
+        return (
+            self.n_jobs != 1
+            and n_series >= self.MIN_SERIES_PER_POOL
+            and threading.active_count() == 1
+        )
+
     def _predict(self, history: np.ndarray, h: int) -> np.ndarray:
         import pandas as pd
         from statsforecast import StatsForecast
@@ -56,7 +71,7 @@ class _StatsForecaster(Forecaster):
         batch = StatsForecast(
             models=[self._model()],
             freq=1,
-            n_jobs=self.n_jobs if len(rows) >= self.MIN_SERIES_PER_POOL else 1,
+            n_jobs=self.n_jobs if self._pool_pays(len(rows)) else 1,
             # statsforecast refuses short or degenerate series ("tiny datasets"): those
             # get the last value, as the rows it never sees.
             fallback_model=Naive(),
