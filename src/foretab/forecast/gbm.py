@@ -31,7 +31,7 @@ from foretab.forecast.base import (
 from foretab.forecast.features import window_features
 from foretab.forecast.market import Market, market_features
 from foretab.forecast.spread import Spread
-from foretab.forecast.windows import cut_windows
+from foretab.forecast.windows import cut_windows, history_ends
 
 
 def _rows(
@@ -249,10 +249,8 @@ class LightGBMForecaster(Forecaster):
         return np.concatenate([np.full((n, self.lookback - t), np.nan), history], axis=1)
 
     def _end(self, history: np.ndarray) -> np.ndarray | None:
-        """Histories start where the training panel starts, so they end at column T-1."""
-        if not self.calendar:
-            return None
-        return np.full(history.shape[0], history.shape[1] - 1)
+        """The calendar feature's column for each history (None without the calendar)."""
+        return history_ends(history) if self.calendar else None
 
     def fit(
         self,
@@ -303,7 +301,7 @@ class LightGBMForecaster(Forecaster):
             vh = self._fit_history(val.history)
             vend = self._end(val.history)
             n_val = val.history.shape[0]
-            vmarket = self._market_rows(n_val, np.full(n_val, val.history.shape[1] - 1), None)
+            vmarket = self._market_rows(n_val, history_ends(val.history), None)
             vx, vy, vlev, _ = _rows(vh, val.target, val.target.shape[1], vend, vmarket)
             vweight = None
             if self.level_weight:
@@ -437,7 +435,7 @@ class LightGBMForecaster(Forecaster):
             return last[1], last[2]
         hist = self._fit_history(history)
         n = history.shape[0]
-        market = self._market_rows(n, np.full(n, history.shape[1] - 1), places)
+        market = self._market_rows(n, history_ends(history), places)
         x, _, lev, _ = _rows(hist, None, h, self._end(history), market)
         pred = self._raw(x).reshape(-1, h)
         level = lev.reshape(-1, h)

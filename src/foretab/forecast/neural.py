@@ -24,7 +24,7 @@ import numpy as np
 from foretab.errors import ForecastError
 from foretab.forecast.base import MAX_HORIZON, Forecaster, ValidationSplit, last_observed
 from foretab.forecast.impute import interpolate_linear
-from foretab.forecast.windows import cut_windows
+from foretab.forecast.windows import cut_windows, history_ends
 
 
 def neural_installed() -> bool:
@@ -129,12 +129,14 @@ class _NeuralForecaster(Forecaster):
     def _calendar(self, end: np.ndarray) -> np.ndarray:
         """``[n, calendar_size]`` one-hot of each window's end column.
 
-        A history that ends past the training windows (a forecast from the panel's last
+        ``[n, 0]`` for a model that does not read it: no array of zeros for every training
+        window. A history that ends past the training windows (a forecast from the panel's last
         column) reads as the last training end, as the trees' split on the column does.
         """
-        out = np.zeros((len(end), max(self.calendar_size, 1)), dtype=np.float32)
-        if self.reads_calendar:
-            out[np.arange(len(end)), np.clip(end, 0, self.calendar_size - 1)] = 1.0
+        if not self.reads_calendar:
+            return np.zeros((len(end), 0), dtype=np.float32)
+        out = np.zeros((len(end), self.calendar_size), dtype=np.float32)
+        out[np.arange(len(end)), np.clip(end, 0, self.calendar_size - 1)] = 1.0
         return out
 
     def _pad(self, history: np.ndarray) -> np.ndarray:
@@ -174,7 +176,7 @@ class _NeuralForecaster(Forecaster):
                 vy = np.log(val.target / vlev[:, None]).astype(np.float32)
             vym = np.isfinite(vy)
             vy[~vym] = 0.0
-            vcal = self._calendar(self._ends(val.history))
+            vcal = self._calendar(history_ends(val.history))
             v = tuple(torch.from_numpy(a) for a in (vrel, vmask, vcal, vy, vym.astype(np.float32)))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # lightning / torch chatter on construction
@@ -218,16 +220,11 @@ class _NeuralForecaster(Forecaster):
         import torch
 
         rel, mask, level = _encode(self._pad(history))
-        calendar = torch.from_numpy(self._calendar(self._ends(history)))
+        calendar = torch.from_numpy(self._calendar(history_ends(history)))
         with torch.no_grad():
             pred = self._forward(torch.from_numpy(rel), torch.from_numpy(mask), calendar)
         log_ratio = np.clip(pred.numpy()[:, :h].astype(float), *self.log_ratio_range)
         return level[:, None] * np.exp(log_ratio)
-
-    @staticmethod
-    def _ends(history: np.ndarray) -> np.ndarray:
-        """Histories start where the training panel starts, so they end at column T-1."""
-        return np.full(history.shape[0], history.shape[1] - 1)
 
 
 class TimesNetForecaster(_NeuralForecaster):

@@ -55,3 +55,12 @@ def cut_windows(
         empty = np.empty(0, int)
         return Windows(np.empty((0, lookback)), np.empty((0, horizon)), empty, empty)
     return Windows(*(np.concatenate(a) for a in (hist, targ, ends, rows)))
+
+
+def history_ends(history: np.ndarray) -> np.ndarray:
+    """``[n]``: the panel column each history ends at, as ``Windows.end`` counts them.
+
+    Histories given to a fitted model start where its training panel starts, so they end
+    at column T-1 of their own width.
+    """
+    return np.full(history.shape[0], history.shape[1] - 1)
