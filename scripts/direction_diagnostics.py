@@ -25,7 +25,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from foretab.bench.corpus_forecast import stored_year
+from foretab.bench.forecast.corpus import stored_year
 from foretab.core.plan import EntityRef
 from foretab.forecast.base import MAX_HORIZON, last_observed
 

@@ -30,11 +30,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from foretab.bench.corpus_forecast import stored_year
-from foretab.bench.qa_eval import run_benchmark
-from foretab.bench.qa_items import read_items
+from foretab.bench.forecast.corpus import stored_year
+from foretab.bench.qa.evaluate import run_benchmark
 from foretab.core.plan import EntityRef
-from foretab.engines import build_engine
+from foretab.dataset.items import read_items
+from foretab.engine import build_engine
 from foretab.forecast.base import MAX_HORIZON
 from foretab.forecast.source import ModelSource
 from foretab.forecast.store import StoreModel

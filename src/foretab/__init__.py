@@ -1,7 +1,7 @@
 """foretab: answer natural-language questions, including about the future, over time-indexed tables."""
 
+from foretab.core.months import Month
 from foretab.errors import ForetabError
-from foretab.months import Month
 
 __all__ = ["Engine", "ForetabError", "Month"]
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from foretab.analyze import analyze
+from foretab.core.months import Month
 from foretab.core.plan import Aggregate, ChangeMeasure, Comparison, EntityRef, Task
 from foretab.errors import ForecastError, QuestionError
-from foretab.months import Month
 from foretab.parse.entities import EntityIndex
 from foretab.parse.parser import parse_question
 from foretab.store.catalog import EntityEntry

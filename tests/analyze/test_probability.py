@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from foretab.analyze import RuleAnalyzer, probability, scenarios
+from foretab.core.months import Month
 from foretab.core.plan import (
     Aggregate,
     ChangeMeasure,
@@ -20,7 +21,6 @@ from foretab.core.plan import (
 from foretab.core.series import Forecast, ForecastPoint, History
 from foretab.errors import QuestionError
 from foretab.forecast.source import DISTRIBUTION_GRID
-from foretab.months import Month
 
 R = Month(2021, 12)
 JAN, FEB = Month(2022, 1), Month(2022, 2)

@@ -16,6 +16,7 @@ from scipy.stats import norm
 
 from foretab.analyze import RuleAnalyzer, scenarios
 from foretab.analyze.scenarios import draw_targets, window_table
+from foretab.core.months import Month
 from foretab.core.plan import (
     Aggregate,
     EntityRef,
@@ -29,7 +30,6 @@ from foretab.core.plan import (
 )
 from foretab.core.series import Forecast, ForecastPoint, History
 from foretab.forecast.source import DISTRIBUTION_GRID
-from foretab.months import Month
 
 R = Month(2021, 12)
 JAN, FEB, MAR = Month(2022, 1), Month(2022, 2), Month(2022, 3)

@@ -21,6 +21,7 @@ import pytest
 from foretab.analyze.answer import analyze
 from foretab.analyze.scope import scope_outcome as _outcome
 from foretab.core.catalog import EntityEntry
+from foretab.core.months import Month
 from foretab.core.plan import (
     Aggregate,
     EntityRef,
@@ -34,7 +35,6 @@ from foretab.core.plan import (
     TimeWindow,
 )
 from foretab.errors import ForetabError
-from foretab.months import Month
 from foretab.read.reader import GuardedHistoryReader, rows_to_history
 from foretab.retrieve import Retriever, history_span
 from foretab.sql.build import scope_query

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from foretab.bench.qa_build import BuildConfig, BuildSummary, build_dataset
-from foretab.months import Month, month_range
+from foretab.bench.qa.build import BuildConfig, BuildSummary, build_dataset
+from foretab.core.months import Month, month_range
 from foretab.store.ingest import ingest_frame
 
 REFERENCE = Month(2021, 12)

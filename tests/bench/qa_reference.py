@@ -11,8 +11,8 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import pandas as pd
 
-from foretab.bench.qa_items import AnswerRows, QAItem
-from foretab.bench.templates import TEMPLATES_BY_ID
+from foretab.bench.qa.templates import TEMPLATES_BY_ID
+from foretab.core.months import Month
 from foretab.core.plan import (
     Aggregate,
     ChangeMeasure,
@@ -22,7 +22,7 @@ from foretab.core.plan import (
     Metric,
     Task,
 )
-from foretab.months import Month
+from foretab.dataset.items import AnswerRows, QAItem
 
 PanelIndex = dict[EntityRef, dict[Month, float]]
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from foretab.bench.cell_compare import (
+from foretab.bench.forecast.cell_compare import (
     CellCompareError,
     cell_rows,
     compare_cell_files,

@@ -12,11 +12,11 @@ import sqlglot
 from qa_reference import index_panel, reference_answer
 
 from conftest import REFERENCE, BenchStore
-from foretab.bench.qa_build import SPLITS, BenchBuildError, BuildConfig, build_dataset
-from foretab.bench.qa_items import QAItem, read_items
-from foretab.bench.templates import TEMPLATES, TEMPLATES_BY_ID
+from foretab.bench.qa.build import SPLITS, BenchBuildError, BuildConfig, build_dataset
+from foretab.bench.qa.templates import TEMPLATES, TEMPLATES_BY_ID
+from foretab.core.months import Month
 from foretab.core.plan import Metric, Task
-from foretab.months import Month
+from foretab.dataset.items import QAItem, read_items
 from foretab.store import open_future, open_history
 
 

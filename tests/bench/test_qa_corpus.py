@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from qa_reference import index_panel, index_units, reference_answer, reference_units
 
-from foretab.bench.qa_build import SPLITS, BuildConfig, build_dataset
-from foretab.bench.qa_items import read_items
-from foretab.bench.templates import TEMPLATES_BY_ID
-from foretab.months import Month
+from foretab.bench.qa.build import SPLITS, BuildConfig, build_dataset
+from foretab.bench.qa.templates import TEMPLATES_BY_ID
+from foretab.core.months import Month
+from foretab.dataset.items import read_items
 from foretab.store import open_future, open_history
 from foretab.store.ingest import ingest_path
 

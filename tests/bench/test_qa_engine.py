@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import BenchStore
-from foretab.bench.qa_eval import RunResult, make_engine, run_benchmark, run_parallel
-from foretab.bench.qa_items import read_items
+from foretab.bench.qa.evaluate import RunResult, make_engine, run_benchmark, run_parallel
+from foretab.dataset.items import read_items
 
 
 @pytest.fixture(scope="module")

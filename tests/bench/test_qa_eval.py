@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import BenchStore
-from foretab.bench import qa_eval
-from foretab.bench.qa_eval import (
+from foretab.bench.qa import evaluate as qa_eval
+from foretab.bench.qa.evaluate import (
     ABLATIONS,
     BenchRunError,
     ablation_spec,
@@ -19,9 +19,10 @@ from foretab.bench.qa_eval import (
     make_engine,
     run_benchmark,
 )
-from foretab.bench.qa_items import QAItem, read_items
-from foretab.bench.qa_report import load_runs, render_markdown, write_report
+from foretab.bench.qa.report import load_runs, render_markdown, write_report
 from foretab.cli.main import _register, app
+from foretab.dataset.items import QAItem, read_items
+from foretab.engine.choice import EngineChoice
 from foretab.errors import ForetabError, QuestionError
 
 
@@ -127,11 +128,11 @@ def test_ablations_are_stage_implementations(
 def test_golden_captions_replace_retrieval(
     bench_store: BenchStore, test_items: list[QAItem]
 ) -> None:
-    from foretab.bench.ablations import GoldenCaptions
+    from foretab.bench.qa.ablations import GoldenCaptions
     from foretab.engine import Engine
     from foretab.retrieve import Retriever
 
-    with Engine(bench_store.db, future="oracle") as engine:
+    with Engine.open(bench_store.db, future="oracle") as engine:
         golden = GoldenCaptions(Retriever(engine.store.catalog()), test_items)
         for item in test_items[:5]:
             plan = engine.parse(item.question)
@@ -196,7 +197,7 @@ def test_cli_build_run_and_report(
     def fake_engine(
         db: str, ablation: str, model: str | None, items_: object, *engine_args: object
     ) -> GoldEngine:
-        assert db == bench_store.db and engine_args == ("rules", (None,) * 6, {})
+        assert db == bench_store.db and engine_args == (EngineChoice(), {})
         return GoldEngine({i.question: i for i in items})
 
     monkeypatch.setattr(qa_eval, "make_engine", fake_engine)
@@ -275,7 +276,7 @@ def test_interval_coverage_counts_gold_numbers_inside_their_intervals(
 
 
 def test_report_lists_interval_coverage_by_kind() -> None:
-    from foretab.bench.qa_calibration import coverage_lines
+    from foretab.bench.qa.calibration import coverage_lines
 
     run = {
         "ablation_label": "Full pipeline",
@@ -335,7 +336,7 @@ def test_bench_run_help_states_the_scenario_defaults() -> None:
 
 def test_decision_option_names_the_analyzer_default_and_every_rule() -> None:
     from foretab.analyze.probability import DECISIONS, DEFAULT_DECISION
-    from foretab.cli.engine_options import DEFAULT_DECISION_NAME
+    from foretab.cli.options import DEFAULT_DECISION_NAME
 
     assert DEFAULT_DECISION_NAME == DEFAULT_DECISION
     _register()

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from conftest import BenchStore
-from foretab.bench.families import FAMILY_TEMPLATES, FAMILY_TEMPLATES_BY_ID
-from foretab.bench.qa_build import SPLITS, BuildConfig, build_dataset
-from foretab.bench.qa_eval import is_categorical, run_benchmark
-from foretab.bench.qa_items import QAItem, family_of, read_items
-from foretab.bench.qa_report import render_markdown
+from foretab.bench.qa.build import SPLITS, BuildConfig, build_dataset
+from foretab.bench.qa.evaluate import is_categorical, run_benchmark
+from foretab.bench.qa.family_templates import FAMILY_TEMPLATES, FAMILY_TEMPLATES_BY_ID
+from foretab.bench.qa.report import render_markdown
+from foretab.dataset.items import QAItem, family_of, read_items
 from foretab.engine import Engine
 from foretab.parse.text import has_cjk
 
@@ -72,7 +72,7 @@ def test_the_engine_answers_every_family_item_from_the_true_future(bench_store: 
     # a deterministic engine must reproduce every gold answer the builder's SQL computed.
     # (The golden-history path is checked with every other item in test_qa_engine.)
     items = _families(bench_store, "test", "val")
-    with Engine(bench_store.db, future="oracle") as engine:
+    with Engine.open(bench_store.db, future="oracle") as engine:
         result = run_benchmark(engine, items, ablation="gh-gf")
     wrong = [
         (r.item.question, r.item.answer, r.predicted, r.error)

@@ -1,6 +1,6 @@
 """The families' gold answers recomputed with pandas from the input frame itself.
 
-A third path, sharing no code with the builder's SQL (``foretab.bench.qa_families``) or the
+A third path, sharing no code with the builder's SQL (``foretab.bench.qa.families``) or the
 engine (``foretab.sql.scope``, ``foretab.analyze``): DESIGN §4 read directly — candidates
 are the district's projects with a value in the window (future: observed in R−11..R),
 a project's value is the exact decimal mean of its rounded prices or its units summed,
@@ -15,9 +15,9 @@ from decimal import ROUND_HALF_UP, Decimal
 import pandas as pd
 
 from conftest import REFERENCE, BenchStore
-from foretab.bench.families import FAMILY_TEMPLATES_BY_ID, FamilyTemplate
-from foretab.bench.qa_items import QAItem, read_items
+from foretab.bench.qa.family_templates import FAMILY_TEMPLATES_BY_ID, FamilyTemplate
 from foretab.core.plan import Extreme, Metric, ScopeOp
+from foretab.dataset.items import QAItem, read_items
 
 
 def _mean(values: list[float]) -> float:

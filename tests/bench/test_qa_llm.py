@@ -10,11 +10,11 @@ from typer.testing import CliRunner
 
 from conftest import BenchStore
 from foretab.analyze import RuleAnalyzer
-from foretab.bench.qa_eval import make_engine, run_benchmark
-from foretab.bench.qa_items import read_items
-from foretab.bench.qa_report import render_markdown
+from foretab.bench.qa.evaluate import make_engine, run_benchmark
+from foretab.bench.qa.report import render_markdown
 from foretab.cli.main import _register, app
-from foretab.engines import build_engine
+from foretab.dataset.items import read_items
+from foretab.engine import build_engine
 from foretab.llm import OpenAIProvider
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from foretab.bench.qa_metrics import (
+from foretab.bench.qa.metrics import (
     aggregate_categorical,
     aggregate_numeric,
     categorical_items,

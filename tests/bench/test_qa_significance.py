@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from foretab.bench.qa_metrics import CategoricalOutcome
-from foretab.bench.qa_significance import (
+from foretab.bench.qa.metrics import CategoricalOutcome
+from foretab.bench.qa.significance import (
     CompareError,
     compare_details,
     compare_outcomes,

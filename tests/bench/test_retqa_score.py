@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from foretab.bench.retqa import RetqaItem, by_intent, same, score
+from foretab.bench.qa.retqa import RetqaItem, by_intent, same, score
 from foretab.errors import QuestionError
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 from tests.bench.conftest import REFERENCE, synthetic_frame
 
-from foretab.bench.corpus_forecast import stored_year
+from foretab.bench.forecast.corpus import stored_year
 from foretab.forecast.base import MAX_HORIZON
 from foretab.forecast.store import train_store_model
 from foretab.store.ingest import ingest_frame

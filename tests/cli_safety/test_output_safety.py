@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from foretab.cli.main import _register, app
 from foretab.cli.safe_text import clean
-from foretab.months import Month
+from foretab.core.months import Month
 from foretab.store.ingest import ingest_frame
 
 MARKUP_PROJECT = "Tower [/bold] X"

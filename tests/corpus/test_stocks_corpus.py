@@ -14,11 +14,11 @@ import pandas as pd
 import pytest
 from vega_datasets import local_data
 
+from foretab.core.months import Month
 from foretab.corpus.schema import load_schema
 from foretab.engine import Engine
 from foretab.errors import IngestError, QuestionError, StoreError
 from foretab.forecast.source import ModelSource
-from foretab.months import Month
 from foretab.store import open_history
 from foretab.store.ingest import ingest_frame, ingest_path
 from tests.doubles import NaiveStoreModel
@@ -43,7 +43,7 @@ def stocks_db(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def engine(stocks_db: str):
-    with Engine(
+    with Engine.open(
         stocks_db, future_source=lambda e: ModelSource.with_store_dates(NaiveStoreModel(), e.store)
     ) as engine:
         yield engine
@@ -214,9 +214,9 @@ def test_a_tampered_stored_schema_is_refused_on_open(tmp_path: Path) -> None:
 
 @pytest.mark.slow  # an end-to-end run of several seconds; CI runs it
 def test_the_benchmark_builder_adapts_to_the_schema(stocks_db: str, tmp_path: Path) -> None:
-    from foretab.bench.qa_build import BuildConfig, build_dataset
-    from foretab.bench.qa_eval import make_engine, run_benchmark
-    from foretab.bench.qa_items import read_items
+    from foretab.bench.qa.build import BuildConfig, build_dataset
+    from foretab.bench.qa.evaluate import make_engine, run_benchmark
+    from foretab.dataset.items import read_items
 
     summary = build_dataset(stocks_db, tmp_path / "qa", BuildConfig(seed=0, test_size=40))
     items = [

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from foretab.core.months import Month
 from foretab.demo.generate import generate_corpus
-from foretab.months import Month
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +90,7 @@ def test_run_demo_queries_through_the_guard(tmp_path: Path) -> None:
 
     from rich.console import Console
 
-    from foretab.demo.run import run_demo
+    from foretab.cli.demo.run import run_demo
     from foretab.forecast.store import STORE_DEFAULT_FORECASTER
 
     out = io.StringIO()

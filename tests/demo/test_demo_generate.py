@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from foretab.core.months import Month, month_range
 from foretab.demo.generate import DemoError, generate_corpus
 from foretab.demo.geography import CITIES
 from foretab.demo.names import project_names
-from foretab.months import Month, month_range
 
 KEY = ["city", "district", "project"]
 

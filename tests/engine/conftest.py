@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from foretab.months import Month
+from foretab.core.months import Month
 
 SHARED_CSV = (
     Path(__file__).resolve().parents[2].parent

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from foretab.bench.question_set import load_set, score_item
+from foretab.bench.qa.question_set import load_set, score_item
 from foretab.engine import Engine
 
 SET = Path(__file__).resolve().parents[1] / "fixtures" / "questions" / "analyst_mixed.json"
@@ -28,7 +28,7 @@ def test_analyst_mixed_set(corpus_db: str) -> None:
     items = load_set(SET)
     assert len(items) >= 55 and sum(1 for i in items if i.refuse) >= 15
     assert sum(1 for i in items if any("\u4e00" <= ch <= "\u9fff" for ch in i.question)) >= 25
-    with Engine(corpus_db, future="oracle") as engine:
+    with Engine.open(corpus_db, future="oracle") as engine:
         results = [score_item(item, lambda q: engine.ask(q).answer) for item in items]
     outcomes = Counter(r.outcome for r in results)
     assert outcomes["right"] >= FLOOR, [

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from foretab.bench.question_set import load_set, score_item
+from foretab.bench.qa.question_set import load_set, score_item
 from foretab.engine import Engine
 
 SET = Path(__file__).resolve().parents[1] / "fixtures" / "questions" / "analyst_en.json"
@@ -22,7 +22,7 @@ SET = Path(__file__).resolve().parents[1] / "fixtures" / "questions" / "analyst_
 def test_analyst_set(corpus_db: str) -> None:
     items = load_set(SET)
     assert len(items) >= 60 and sum(1 for i in items if i.refuse) >= 10
-    with Engine(corpus_db, future="oracle") as engine:
+    with Engine.open(corpus_db, future="oracle") as engine:
         results = [score_item(item, lambda q: engine.ask(q).answer) for item in items]
     outcomes = Counter(r.outcome for r in results)
     wrong = [(r.item.question, r.got) for r in results if r.outcome not in ("right", "error")]

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from foretab.core.months import Month
 from foretab.engine import Engine
 from foretab.errors import UnknownEntityError
-from foretab.months import Month
 
 # The real corpus end to end (its ingest alone is ~4 s); CI runs it.
 pytestmark = pytest.mark.slow
@@ -21,7 +21,7 @@ R = Month(2021, 12)
 
 @pytest.fixture(scope="module")
 def engine(corpus_db: str) -> Engine:
-    eng = Engine(corpus_db, future="oracle")
+    eng = Engine.open(corpus_db, future="oracle")
     yield eng  # type: ignore[misc]
     eng.close()
 

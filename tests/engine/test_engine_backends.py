@@ -23,7 +23,7 @@ QUESTIONS = [
 
 
 def answers(db: str, future: str) -> list[object]:
-    with Engine(db, future=future) as engine:  # type: ignore[arg-type]
+    with Engine.open(db, future=future) as engine:  # type: ignore[arg-type]
         return [engine.ask(q).answer for q in QUESTIONS]
 
 
@@ -39,7 +39,7 @@ def test_duckdb_and_postgres_agree(pg_server, tmp_path: Path, future: str) -> No
 def test_persistence_carries_the_last_price(tmp_path: Path) -> None:
     db = str(tmp_path / "c.duckdb")
     ingest_frame(corpus(), db, R)
-    with Engine(db, future="none") as engine:
+    with Engine.open(db, future="none") as engine:
         ans = engine.ask(QUESTIONS[0])
         last = ans.history[POLY][max(ans.history[POLY])]
         assert ans.answer == [[round(last, 2)]]

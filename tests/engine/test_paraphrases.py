@@ -36,7 +36,7 @@ def describe(engine: Engine, question: str) -> dict[str, object]:
 @pytest.mark.slow
 def test_unseen_paraphrases_parse(corpus_db: str) -> None:
     failures = []
-    with Engine(corpus_db, future="oracle") as engine:
+    with Engine.open(corpus_db, future="oracle") as engine:
         for case in CASES:
             want = {k: v for k, v in case.items() if k != "question"}
             try:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from foretab.core.months import Month
 from foretab.core.plan import Aggregate, EntityRef, Plan, Task, TimeWindow
-from foretab.months import Month
 from foretab.retrieve import Retriever, required_captions
 from foretab.sql.build import history_query
 from foretab.sql.guard import GuardedExecutor

@@ -16,9 +16,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from foretab.core.months import Month, month_range
 from foretab.engine import Engine
 from foretab.errors import ForetabError
-from foretab.months import Month, month_range
 
 from .test_paraphrases import describe
 
@@ -62,7 +62,7 @@ def test_set_is_broad() -> None:
 @pytest.mark.slow
 def test_robustness_set_parses(corpus_db: str) -> None:
     failures = []
-    with Engine(corpus_db, future="oracle") as engine:
+    with Engine.open(corpus_db, future="oracle") as engine:
         for case in CASES:
             want = {k: v for k, v in case.items() if k != "question"}
             got = outcome(engine, case["question"])
@@ -143,7 +143,7 @@ def test_robustness_set_answers(corpus_db: str, corpus_frame: pd.DataFrame) -> N
     ].itertuples(index=False):
         prices.setdefault((city, district, project), {})[month] = float(price)
     failures = []
-    with Engine(corpus_db, future="oracle") as engine:
+    with Engine.open(corpus_db, future="oracle") as engine:
         for case in CASES:
             try:
                 got: object = engine.ask(case["question"]).answer

@@ -11,10 +11,10 @@ import math
 
 import pytest
 
+from foretab.core.months import Month
 from foretab.engine import Engine
 from foretab.errors import ForecastError, ForetabError
 from foretab.forecast.source import ModelSource
-from foretab.months import Month
 from tests.doubles import NaiveStoreModel
 
 R = Month(2021, 12)
@@ -22,7 +22,7 @@ R = Month(2021, 12)
 
 @pytest.mark.slow
 def test_stale_projects_get_a_clear_error_and_no_nan(corpus_db: str) -> None:
-    with Engine(
+    with Engine.open(
         corpus_db, future_source=lambda e: ModelSource.with_store_dates(NaiveStoreModel(), e.store)
     ) as engine:
         stale = [p for p in engine.store.entities() if p.last_month < R - 23]

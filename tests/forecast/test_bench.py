@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from foretab.bench.forecast_bench import bench_forecast, bench_impute, selection_split
-from foretab.cli import bench_forecast as _commands  # noqa: F401  (registers commands)
+from foretab.bench.forecast.models import bench_forecast, bench_impute, selection_split
+from foretab.cli.bench import forecast as _commands  # noqa: F401  (registers commands)
 from foretab.cli.main import app
 from foretab.errors import ForecastError
 from foretab.forecast.data import read_forecast_csv, read_impute_csv

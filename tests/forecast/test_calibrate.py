@@ -38,7 +38,7 @@ def test_intervals_cover_fresh_data_at_the_stated_level() -> None:
 
 
 def test_interval_scores_count_observed_cells_only() -> None:
-    from foretab.bench.corpus_forecast import interval_scores
+    from foretab.bench.forecast.corpus import interval_scores
 
     lo = np.array([[90.0, 90.0, 90.0, 90.0]])
     hi = np.array([[110.0, 110.0, 110.0, 130.0]])
@@ -60,7 +60,7 @@ def test_a_short_panel_gets_fewer_origins_or_none() -> None:
 
 
 def test_coverage_by_volatility_splits_the_series_into_fifths() -> None:
-    from foretab.bench.corpus_forecast import coverage_by_volatility
+    from foretab.bench.forecast.corpus import coverage_by_volatility
 
     rng = np.random.default_rng(6)
     sigma = np.repeat([0.005, 0.01, 0.02, 0.04, 0.08], 20)[:, None]

@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from foretab.cli.main import _register, app
+from foretab.core.months import Month
 from foretab.errors import ForecastError
 from foretab.forecast.store import load_store_model
-from foretab.months import Month
 from foretab.store import open_history
 
 from .test_store import _frame

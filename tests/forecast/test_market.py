@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from foretab.core.months import Month, month_range
 from foretab.core.plan import EntityRef
 from foretab.errors import ForecastError
 from foretab.forecast.gbm import LightGBMForecaster
 from foretab.forecast.market import ALL, Market, market_features, place_keys
 from foretab.forecast.store import StoreModel
-from foretab.months import Month, month_range
 
 from .synthetic import make_panel
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from foretab.bench.corpus_forecast import bench_corpus
-from foretab.bench.forecast_bench import bench_forecast, bench_impute
+from foretab.bench.forecast.corpus import bench_corpus
+from foretab.bench.forecast.models import bench_forecast, bench_impute
+from foretab.core.months import Month
 from foretab.forecast.neural import neural_installed
 from foretab.forecast.registry import DEFAULT_FORECASTER
-from foretab.months import Month
 from foretab.store.ingest import ingest_path
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from foretab.core.months import Month, month_range
 from foretab.errors import ForecastError
 from foretab.forecast.store import (
     ARTIFACT_NAME,
@@ -24,7 +25,6 @@ from foretab.forecast.store import (
     panel_arrays,
     train_store_model,
 )
-from foretab.months import Month, month_range
 from foretab.store import open_history
 from foretab.store.ingest import ingest_frame
 
@@ -341,7 +341,7 @@ def test_the_trace_and_ask_say_the_drift_forecasts_were_moved_by(store: str) -> 
     question = (
         "What will the average price of Garden 3 in Jiangning District, Nanjing be next month?"
     )
-    with Engine(store) as engine:
+    with Engine.open(store) as engine:
         answer = engine.ask(question)
     assert answer.forecast.drift_per_month == -0.002
     step = next(s for s in answer.to_doc().steps if s.stage == "forecast")

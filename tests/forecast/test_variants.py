@@ -71,9 +71,9 @@ def test_the_market_index_fills_a_gap_at_the_bottom_of_a_dip_better() -> None:
 def test_the_store_skips_in_sample_residuals_only_when_a_backtest_replaces_them(
     tiny_lgbm: None,
 ) -> None:
+    from foretab.core.months import Month, month_range
     from foretab.core.plan import EntityRef
     from foretab.forecast.store import StoreModel, StorePanel, fit_store_model
-    from foretab.months import Month, month_range
 
     ref = Month(2021, 12)
 
@@ -122,8 +122,8 @@ def test_no_calendar_means_no_calendar_free_member() -> None:
 
 
 def test_the_calendar_free_member_round_trips_through_the_model_file() -> None:
+    from foretab.core.months import Month
     from foretab.forecast.store import StoreModel
-    from foretab.months import Month
 
     panel = make_panel(60, 30, seed=1)
     history = make_panel(10, 24, seed=2)

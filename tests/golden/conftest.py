@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from foretab.months import Month
+from foretab.core.months import Month
 
 MINI_CSV = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "mini.csv"
 REFERENCE = Month(2021, 12)

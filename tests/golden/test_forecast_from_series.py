@@ -53,7 +53,7 @@ def _copy_store(db: str, folder: Path) -> str:
 
 
 def _next_month(db: str) -> float:
-    with Engine(db) as engine:
+    with Engine.open(db) as engine:
         answer = engine.ask(QUESTION)
     assert answer.trace.future_source == "model:lgbm"
     (value,) = answer.answer[0]
@@ -79,7 +79,7 @@ def test_doubling_the_history_doubles_the_forecast(trained_mini: str, tmp_path: 
 
 
 def test_forecasts_carry_an_interval_and_the_basis(trained_mini: str) -> None:
-    with Engine(trained_mini) as engine:
+    with Engine.open(trained_mini) as engine:
         answer = engine.ask(QUESTION)
     (ref,) = answer.plan.entities
     (point,) = answer.forecast.points[ref].values()
@@ -92,7 +92,7 @@ def test_forecasts_carry_an_interval_and_the_basis(trained_mini: str) -> None:
 
 
 def test_a_stale_project_is_a_clear_error_never_nan(trained_mini: str) -> None:
-    with Engine(trained_mini) as engine, pytest.raises(ForecastError, match="June 2019"):
+    with Engine.open(trained_mini) as engine, pytest.raises(ForecastError, match="June 2019"):
         engine.ask(
             "What will the price of Chebei Lofts in Tianhe District, Guangzhou be next month?"
         )

@@ -63,10 +63,10 @@ QUESTIONS: list[tuple[str, str]] = [
 
 def engine_for(db: str, future: str) -> Engine:
     if future == "naive":
-        return Engine(
+        return Engine.open(
             db, future_source=lambda e: ModelSource.with_store_dates(NaiveStoreModel(), e.store)
         )
-    return Engine(db, future=future)  # type: ignore[arg-type]
+    return Engine.open(db, future=future)  # type: ignore[arg-type]
 
 
 class Engines:
@@ -155,5 +155,8 @@ def test_an_overlong_question_is_refused_before_parsing(mini_duckdb: str) -> Non
 
     question = "What will the price of Bund Garden be next month? " * 20
     assert len(question) > MAX_QUESTION_CHARS
-    with Engine(mini_duckdb, future="oracle") as engine, pytest.raises(QuestionError, match="500"):
+    with (
+        Engine.open(mini_duckdb, future="oracle") as engine,
+        pytest.raises(QuestionError, match="500"),
+    ):
         engine.ask(question)

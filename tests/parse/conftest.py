@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from foretab.months import Month
+from foretab.core.months import Month
 from foretab.parse.entities import EntityIndex
 from foretab.store.catalog import EntityEntry
 

@@ -1,6 +1,6 @@
 """Contract with the dataset builder: every template phrasing parses back to its family.
 
-Renders each phrasing of ``foretab.bench.templates`` with real project names and the
+Renders each phrasing of ``foretab.bench.qa.templates`` with real project names and the
 catalogued time expressions, then checks the parser's Plan against the template's task,
 aggregate, comparison and measure.
 """
@@ -12,14 +12,14 @@ from collections import defaultdict
 
 import pytest
 
+from foretab.core.months import Month
 from foretab.core.plan import Aggregate
-from foretab.months import Month
 from foretab.parse.entities import EntityIndex
 from foretab.parse.parser import parse_question
 from foretab.parse.timexpr import catalog
 from foretab.store.catalog import EntityEntry
 
-templates = pytest.importorskip("foretab.bench.templates")
+templates = pytest.importorskip("foretab.bench.qa.templates")
 REFERENCE = Month(2021, 12)
 
 

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
+from foretab.core.months import Month
 from foretab.errors import AmbiguousEntityError, QuestionError, UnknownEntityError
-from foretab.months import Month
 from foretab.parse.entities import EntityIndex
 from foretab.parse.parser import parse_question
 from foretab.parse.text import normalize

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from foretab.core.months import Month
 from foretab.core.plan import (
     Aggregate,
     ChangeMeasure,
@@ -14,7 +15,6 @@ from foretab.core.plan import (
     ScopeOp,
 )
 from foretab.errors import QuestionError, UnknownEntityError
-from foretab.months import Month
 from foretab.parse.entities import EntityIndex
 from foretab.parse.parser import parse_question
 

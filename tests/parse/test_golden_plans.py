@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from foretab import errors
-from foretab.months import Month
+from foretab.core.months import Month
 from foretab.parse.entities import EntityIndex
 from foretab.parse.parser import parse_question
 

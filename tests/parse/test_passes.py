@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from foretab.core.months import Month
 from foretab.core.plan import Aggregate, Comparison, Metric, ScopeOp, Task
 from foretab.errors import QuestionError, UnknownEntityError
-from foretab.months import Month
 from foretab.parse.claims import Claims, Pass, Span
 from foretab.parse.entities import EntityIndex
 from foretab.parse.leftover import unclaimed

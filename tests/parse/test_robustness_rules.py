@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from foretab.core.months import Month
 from foretab.errors import AmbiguousEntityError, QuestionError, UnknownEntityError
-from foretab.months import Month
 from foretab.parse.entities import EntityIndex
 from foretab.parse.parser import parse_question
 from foretab.parse.timexpr import find_time_expression

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from foretab.core.months import Month
 from foretab.errors import QuestionError
-from foretab.months import Month
 from foretab.parse.timexpr import catalog, find_time_expression
 
 WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from foretab.months import Month
+from foretab.core.months import Month
 from foretab.parse.timexpr import find_time_expression
 
 R = Month(2021, 12)

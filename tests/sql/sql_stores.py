@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from foretab.backend.postgres import ensure_reader_role
-from foretab.months import Month
+from foretab.core.months import Month
 from foretab.store.ingest import ingest_frame
 from foretab.store.location import StoreLocation
 

@@ -18,9 +18,9 @@ import sqlglot
 from sqlglot import exp
 
 from foretab.backend import backend_for, column, get_backend, param, table
+from foretab.core.months import Month
 from foretab.core.plan import EntityRef
 from foretab.errors import QueryError, StoreError
-from foretab.months import Month
 from foretab.sql.build import history_query
 from foretab.sql.guard import GuardedExecutor
 from foretab.store import open_history

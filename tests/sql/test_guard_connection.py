@@ -203,8 +203,8 @@ def test_ingest_without_createrole_writes_nothing_when_it_could_not_finish(
 
     from foretab.backend import postgres as pg
     from foretab.backend.postgres import with_user as _with_user
+    from foretab.core.months import Month
     from foretab.errors import StoreError
-    from foretab.months import Month
     from foretab.store.ingest import ingest_frame
 
     admin = pg_server.url("postgres")

@@ -9,7 +9,7 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from foretab.cli.main import _register, app
-from foretab.months import Month
+from foretab.core.months import Month
 from foretab.store.ingest import ingest_frame
 
 from .test_ingest import GOOD_ROWS, HEADER

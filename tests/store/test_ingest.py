@@ -9,8 +9,8 @@ import pandas as pd
 import psycopg
 import pytest
 
+from foretab.core.months import Month
 from foretab.errors import IngestError
-from foretab.months import Month
 from foretab.store import open_future, open_history
 from foretab.store.ingest import ingest_frame, ingest_path
 

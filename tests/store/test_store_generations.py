@@ -16,8 +16,8 @@ import pandas as pd
 import psycopg
 import pytest
 
+from foretab.core.months import Month
 from foretab.errors import StoreError
-from foretab.months import Month
 from foretab.sql.guard import GuardedExecutor
 from foretab.store import ingest as ingest_module
 from foretab.store import open_future, open_history, pg_swap

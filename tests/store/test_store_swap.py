@@ -18,8 +18,8 @@ import duckdb
 import pandas as pd
 import pytest
 
+from foretab.core.months import Month
 from foretab.errors import StoreError
-from foretab.months import Month
 from foretab.store import open_future, open_history
 from foretab.store.ingest import ingest_frame
 
@@ -133,7 +133,7 @@ import os, signal, sys
 import pandas as pd
 sys.path.insert(0, {tests!r})
 from test_store_swap import frame
-from foretab.months import Month
+from foretab.core.months import Month
 from foretab.store import ingest
 
 point = sys.argv[2]

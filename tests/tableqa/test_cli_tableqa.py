@@ -112,7 +112,7 @@ def test_csv_table_and_text_output(fake_openai, tmp_path) -> None:
 
 
 def test_store_history_table_through_the_guard(fake_openai, tmp_path) -> None:
-    from foretab.months import Month
+    from foretab.core.months import Month
     from foretab.store.ingest import ingest_frame
     from tests.sql.sql_stores import HISTORY_2021, demo_frame
 

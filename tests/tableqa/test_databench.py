@@ -8,8 +8,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from foretab.bench.databench import load_questions, run_databench
-from foretab.bench.databench_score import compare
+from foretab.bench.tableqa.databench import load_questions, run_databench
+from foretab.bench.tableqa.score import compare
 from foretab.tableqa import SandboxLimits, TableQA
 from tests.tableqa.databench_solutions import FAST_IDS, SOLUTIONS, question_of, right, wrong
 

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from foretab.cli.main import _register, app
-from foretab.engines import build_engine
+from foretab.engine import build_engine
 from foretab.errors import QuestionError
 from foretab.llm import OpenAIProvider
 from tests.llm.fake_openai import Scripted, completion_body
@@ -352,9 +352,9 @@ def test_forecasting_tool_uses_the_store_model_on_the_llm_data(
 ) -> None:
     import numpy as np
 
+    from foretab.core.months import Month
     from foretab.forecast import store as store_models
     from foretab.forecast.registry import get_imputer
-    from foretab.months import Month
     from foretab.store import open_history
 
     with open_history(mini_duckdb) as store:

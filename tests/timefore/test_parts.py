@@ -7,10 +7,10 @@ import json
 import pytest
 
 from foretab.core.catalog import CatalogEntry
+from foretab.core.months import Month
 from foretab.core.plan import Task
 from foretab.llm import LLMOptions, OpenAIProvider, ToolCall
 from foretab.llm.errors import LLMReplyError
-from foretab.months import Month
 from foretab.timefore.analyzer import QuestionTypeClassifier
 from foretab.timefore.captions import CaptionSearch
 from foretab.timefore.examples import pick, shipped_examples

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from foretab.core.plan import Plan
 from foretab.core.series import Forecast, ForecastPoint, History
-from foretab.future import Persistence
+from foretab.forecast.sources import Persistence
 
 
 class BandedPersistence:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from foretab.core.months import Month
 from foretab.engine import Engine
-from foretab.months import Month
 from foretab.web import AppSettings, EnginePool, create_app
 from foretab.web.gate import LOOPBACK_HOSTS
 from foretab.web.pool import EngineFactory
@@ -32,9 +32,8 @@ def banded_factory(db: str) -> EngineFactory:
     """Engines whose 'model' future source gives intervals (no training needed)."""
 
     def build(mode: str, warm: Engine | None) -> Engine:
-        shared = {} if warm is None else {"planner": warm.planner, "retriever": warm.retriever}
         source = BandedPersistence() if mode == "model" else None
-        return Engine(db, future=mode, future_source=source, **shared)  # type: ignore[arg-type]
+        return Engine.open(db if warm is None else warm.context, future=mode, future_source=source)  # type: ignore[arg-type]
 
     return build
 

@@ -316,7 +316,7 @@ def test_hybrid_engine_served_next_to_the_rules(web_db, fake_openai) -> None:
         banded_factory(web_db),
         size=2,
         default="oracle",
-        agents=("hybrid", agent_factory(web_db, llm)),
+        agents=("hybrid", agent_factory(llm)),
     )
     try:
         with client_for(pool) as c:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from foretab.bench.serve_load import run_load
+from foretab.bench.perf.serve_load import run_load
 from tests.web.test_api import FORECAST, QUESTIONS, UNKNOWN
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from foretab.core.catalog import EntityEntry
-from foretab.months import Month
+from foretab.core.months import Month
 from foretab.web.examples import candidate_questions
 
 R = Month(2009, 3)

@@ -13,7 +13,7 @@ import anyio
 import pandas as pd
 import pytest
 
-from foretab.months import Month
+from foretab.core.months import Month
 from foretab.store.ingest import ingest_path
 from foretab.web import EnginePool
 from foretab.web.pool import engine_factory

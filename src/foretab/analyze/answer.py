@@ -45,6 +45,7 @@ from foretab.analyze.values import (
     with_assumption,
     zh_month,
 )
+from foretab.core.months import Month
 from foretab.core.plan import (
     Aggregate,
     ChangeMeasure,
@@ -58,7 +59,6 @@ from foretab.core.plan import (
 from foretab.core.series import Forecast, History, ScopeOutcome
 from foretab.core.stages import Analysis
 from foretab.errors import QuestionError
-from foretab.months import Month
 
 Cell = str | float
 __all__ = ["Analysis", "RuleAnalyzer", "analyze", "current_value"]

@@ -32,10 +32,10 @@ from foretab.analyze.scenarios import (
     window_table,
 )
 from foretab.analyze.values import current_value
+from foretab.core.months import Month
 from foretab.core.plan import Aggregate, ChangeMeasure, EntityRef, Plan
 from foretab.core.series import Forecast, History
 from foretab.core.stages import Analysis, AnswerInterval
-from foretab.months import Month
 
 _OWN = "each month's own forecast interval"
 

@@ -34,6 +34,7 @@ from foretab.analyze.scenarios import (
 )
 from foretab.analyze.scope_odds import decide_scope
 from foretab.analyze.values import percent, probability_text
+from foretab.core.months import Month
 from foretab.core.plan import (
     Aggregate,
     ChangeMeasure,
@@ -47,7 +48,6 @@ from foretab.core.plan import (
 from foretab.core.series import Forecast, History
 from foretab.core.stages import Analysis
 from foretab.errors import QuestionError
-from foretab.months import Month
 
 #: ``point``: the point forecasts' verdict; ``most-probable``: the answer most likely right;
 #: ``max-f1``: the answer with the highest expected F1 of its items; ``balanced``: the

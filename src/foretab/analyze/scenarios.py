@@ -29,10 +29,10 @@ from itertools import pairwise
 
 import numpy as np
 
+from foretab.core.months import Month
 from foretab.core.plan import Aggregate, EntityRef, Plan
 from foretab.core.series import Forecast, History
 from foretab.errors import QuestionError
-from foretab.months import Month
 
 N_SCENARIOS = 4000
 #: Correlation of one entity's forecast errors between two future months (Gaussian

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from decimal import ROUND_HALF_UP, Decimal
 
+from foretab.core.months import Month
 from foretab.core.plan import Aggregate, EntityRef, Language, Metric, Plan
 from foretab.core.stages import Analysis
 from foretab.errors import ForecastError, QuestionError
-from foretab.months import Month
 
 Series = Mapping[Month, float]
 

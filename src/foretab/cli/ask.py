@@ -11,25 +11,15 @@ from rich.console import Console
 from rich.table import Table
 
 from foretab.cli.common import DbOption, exit_on_error
-from foretab.cli.engine_options import (
+from foretab.cli.main import app
+from foretab.cli.options import (
     DEFAULT_DECISION_NAME,
     DecisionOption,
-    EngineOption,
-    FewshotOption,
-    MaxSqlIterationsOption,
-    ToolModelOption,
+    engine_options,
     open_engine,
 )
-from foretab.cli.llm_options import (
-    LLMBaseUrlOption,
-    LLMCacheOption,
-    LLMConfigOption,
-    LLMModelOption,
-    LLMRecordOption,
-    LLMReplayOption,
-)
-from foretab.cli.main import app
 from foretab.cli.safe_text import cell
+from foretab.engine.choice import EngineChoice
 from foretab.limits import check_question
 
 # A question is a sentence: longer input only costs parse time (16 KB took 12.7 s).
@@ -41,6 +31,7 @@ if TYPE_CHECKING:
 
 @app.command()
 @exit_on_error
+@engine_options
 def ask(
     question: Annotated[str, typer.Argument(help="The question, in English.")],
     db: DbOption,
@@ -56,21 +47,13 @@ def ask(
         str | None,
         typer.Option(help="Forecaster to use with --future model (default: the trained one)."),
     ] = None,
-    engine: EngineOption = "rules",
-    fewshot: FewshotOption = None,
-    max_sql_iterations: MaxSqlIterationsOption = 25,
-    tool_model: ToolModelOption = None,
-    llm_base_url: LLMBaseUrlOption = None,
-    llm_model: LLMModelOption = None,
-    llm_cache: LLMCacheOption = None,
-    llm_config: LLMConfigOption = None,
-    llm_record: LLMRecordOption = None,
-    llm_replay: LLMReplayOption = None,
     level: Annotated[
         float,
         typer.Option(help="Level of the forecast intervals, between 0 and 1 (0.8: 80%)."),
     ] = 0.8,
     decision: DecisionOption = DEFAULT_DECISION_NAME,
+    *,
+    engine: EngineChoice,
 ) -> None:
     """Answer a question about past or future prices, with the plan, tables, SQL and answer.
 
@@ -83,11 +66,8 @@ def ask(
         raise typer.BadParameter("use model, oracle or none", param_hint="--future")
     check_question(question)
     with open_engine(
-        db, engine, future=future, model=model, fewshot=fewshot,
-        max_sql_iterations=max_sql_iterations, tool_model=tool_model,
-        **_forecast_options(future, model, level, decision),
-        llm=(llm_base_url, llm_model, llm_cache, llm_config, llm_record, llm_replay),
-    ) as built:  # fmt: skip
+        db, engine, future=future, model=model, **_forecast_options(future, model, level, decision)
+    ) as built:
         answer = built.ask(question)
     if as_json:
         from foretab.core.schema import dumps

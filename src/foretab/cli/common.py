@@ -9,8 +9,8 @@ from typing import Annotated, ParamSpec, TypeVar
 
 import typer
 
+from foretab.core.months import Month
 from foretab.errors import ForetabError
-from foretab.months import Month
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -34,12 +34,6 @@ def _register() -> None:
     # Imported for their side effect of adding commands to ``app`` / ``bench_app``.
     from foretab.cli import (  # noqa: F401
         ask,
-        bench_databench,
-        bench_forecast,
-        bench_latency,
-        bench_qa,
-        bench_retqa,
-        bench_serve,
         demo,
         projects,
         query,
@@ -47,6 +41,8 @@ def _register() -> None:
         store_cmds,
         tableqa,
     )
+    from foretab.cli.bench import databench, forecast, latency, qa, retqa  # noqa: F401
+    from foretab.cli.bench import serve as bench_serve  # noqa: F401
 
 
 def main() -> None:

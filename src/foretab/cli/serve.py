@@ -9,17 +9,10 @@ from typing import Annotated
 import typer
 
 from foretab.cli.common import DbOption, exit_on_error
-from foretab.cli.engine_options import EngineOption, llm_for
-from foretab.cli.llm_options import (
-    LLMBaseUrlOption,
-    LLMCacheOption,
-    LLMConfigOption,
-    LLMModelOption,
-    LLMRecordOption,
-    LLMReplayOption,
-)
 from foretab.cli.main import app
+from foretab.cli.options import EngineOption, llm_options
 from foretab.errors import ForetabError
+from foretab.llm.settings import LLMSettings
 
 
 def is_loopback(host: str) -> bool:
@@ -34,6 +27,7 @@ def is_loopback(host: str) -> bool:
 
 @app.command()
 @exit_on_error
+@llm_options
 def serve(
     db: DbOption,
     host: Annotated[
@@ -66,12 +60,8 @@ def serve(
         typer.Option(help="Allow browser calls from this origin (repeatable). Default: no CORS."),
     ] = None,
     engine: EngineOption = "rules",
-    llm_base_url: LLMBaseUrlOption = None,
-    llm_model: LLMModelOption = None,
-    llm_cache: LLMCacheOption = None,
-    llm_config: LLMConfigOption = None,
-    llm_record: LLMRecordOption = None,
-    llm_replay: LLMReplayOption = None,
+    *,
+    llm: LLMSettings,
 ) -> None:
     """Serve the JSON API and the web page (/) for the store DB.
 
@@ -102,13 +92,15 @@ def serve(
             f"binding to {host} would expose the API beyond this machine without a token; "
             "pass --token (or FORETAB_TOKEN), or keep the default --host 127.0.0.1"
         )
-    llm = llm_for(engine, (llm_base_url, llm_model, llm_cache, llm_config, llm_record, llm_replay))
-    agents = None if llm is None else (engine, agent_factory(db, llm))
+    from foretab.engine import provider_for
+
+    provider = provider_for(engine, llm)
+    agents = None if provider is None else (engine, agent_factory(provider))
     try:
         pool = EnginePool(engine_factory(db), size=engines, default=future, agents=agents)  # type: ignore[arg-type]
     except BaseException:
-        if llm is not None:
-            llm.close()
+        if provider is not None:
+            provider.close()
         raise
     try:
         pool.prewarm()  # the first burst of requests must not pay for opening engines
@@ -143,5 +135,5 @@ def serve(
         )
     finally:
         pool.close()
-        if llm is not None:
-            llm.close()
+        if provider is not None:
+            provider.close()

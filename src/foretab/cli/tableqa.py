@@ -9,24 +9,18 @@ import typer
 from rich.console import Console
 
 from foretab.cli.common import exit_on_error
-from foretab.cli.llm_options import (
-    LLMBaseUrlOption,
-    LLMCacheOption,
-    LLMConfigOption,
-    LLMModelOption,
-    LLMRecordOption,
-    LLMReplayOption,
-    build_llm,
-)
 from foretab.cli.main import app
+from foretab.cli.options import llm_options
 from foretab.cli.safe_text import cell
 from foretab.errors import ForetabError
+from foretab.llm.settings import LLMSettings
 
 PIPELINES = ("ag", "ag+cs", "ag+ecs", "ag+ecs+cf")
 
 
 @app.command()
 @exit_on_error
+@llm_options
 def tableqa(
     question: Annotated[str, typer.Argument(help="The question about the table.")],
     table: Annotated[
@@ -60,12 +54,8 @@ def tableqa(
             help='Print {"answer", "type", "code", "columns", "attempts", "timings", ...}.',
         ),
     ] = False,
-    llm_base_url: LLMBaseUrlOption = None,
-    llm_model: LLMModelOption = None,
-    llm_cache: LLMCacheOption = None,
-    llm_config: LLMConfigOption = None,
-    llm_record: LLMRecordOption = None,
-    llm_replay: LLMReplayOption = None,
+    *,
+    llm: LLMSettings,
 ) -> None:
     """Answer a question over one table: an LLM writes pandas code, a sandbox runs it.
 
@@ -86,10 +76,12 @@ def tableqa(
     if db is not None and not table_name:
         raise ForetabError("--db needs --table-name NAME (list them with `foretab tables --db DB`)")
     df = load_table(table) if table is not None else load_store_table(db or "", table_name or "")
-    llm = build_llm(llm_base_url, llm_model, llm_cache, llm_config, llm_record, llm_replay)
+    provider = llm.provider()
     limits = SandboxLimits(wall_s=timeout, cpu_s=max(1, int(timeout)))
-    with llm:
-        result = TableQA(llm, pipeline, fix_attempts=fix_attempts, limits=limits).ask(df, question)
+    with provider:
+        result = TableQA(provider, pipeline, fix_attempts=fix_attempts, limits=limits).ask(
+            df, question
+        )
     if as_json:
         from foretab.core.schema import dumps_plain
 

@@ -98,7 +98,7 @@ class Answer:
             ],
             future_source=self.trace.future_source,
             timings={k: round(v * 1000, 3) for k, v in self.trace.timings.items()},
-            steps=[_step_doc(s) for s in self.trace.steps],
+            steps=[step_doc(s) for s in self.trace.steps],
             engine=self.engine,
             llm=_usage(self.trace),
         )
@@ -205,7 +205,8 @@ def _usage(trace: Trace) -> LLMUsageDoc | None:
     )
 
 
-def _step_doc(step: Step) -> StepDoc:
+def step_doc(step: Step) -> StepDoc:
+    """One trace step as its JSON document."""
     ms = round(step.seconds * 1000, 3)
     if isinstance(step, LLMCallStep):
         return LLMCallStepDoc(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from foretab.months import Month
+from foretab.core.months import Month
 
 
 @dataclass(frozen=True, slots=True)

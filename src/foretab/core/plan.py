@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
 
+from foretab.core.months import Month, month_range
 from foretab.corpus.schema import CorpusSchema, default_schema
-from foretab.months import Month, month_range
 
 
 class Task(StrEnum):

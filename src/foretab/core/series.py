@@ -13,8 +13,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from foretab.core.months import Month
 from foretab.core.plan import EntityRef
-from foretab.months import Month
 
 #: One entity's observed values by month (finite floats only).
 Values = Mapping[Month, float]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from foretab.core.catalog import CaptionMatch
-from foretab.months import Month
+from foretab.core.months import Month
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,5 @@
-"""The synthetic demo corpus and the ``foretab demo`` walkthrough.
+"""The synthetic demo corpus: cities, districts, project names and seeded monthly prices.
 
-Import ``foretab.demo.generate`` / ``foretab.demo.run`` directly; this package stays light so
-the CLI starts fast.
+Import ``foretab.demo.generate`` directly; this package stays light so the CLI starts
+fast. The ``foretab demo`` walkthrough that ingests and questions it is ``foretab.cli.demo``.
 """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from foretab.months import Month
+from foretab.core.months import Month
 
 DEFAULT_DB = "foretab-demo.duckdb"
 DEFAULT_SEED = 0

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from foretab.core.months import Month, month_range
 from foretab.demo.defaults import DEFAULT_MONTHS, DEFAULT_PROJECTS, DEFAULT_START
 from foretab.demo.geography import CITIES, CityProfile, DistrictProfile
 from foretab.demo.names import project_names
 from foretab.errors import ForetabError
-from foretab.months import Month, month_range
 
 COLUMNS = (
     "city",

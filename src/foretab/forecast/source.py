@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from foretab.core.months import Month
 from foretab.core.plan import EntityRef, Plan
 from foretab.core.series import Forecast, ForecastBasis, ForecastPoint, History
 from foretab.errors import ForecastError
 from foretab.forecast.base import MAX_HORIZON
-from foretab.months import Month
 
 if TYPE_CHECKING:
     from foretab.store import HistoryStore

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from foretab.core.months import Month, month_range
 from foretab.core.plan import EntityRef
 from foretab.corpus.schema import SLOTS, STORE_COLUMNS, STORE_VALUE_COLUMN
 from foretab.errors import ForecastError
 from foretab.forecast.base import MAX_HORIZON, Forecaster, Place, check_panel
 from foretab.forecast.market import place_keys
-from foretab.months import Month, month_range
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -21,6 +21,7 @@ from foretab.llm.errors import (
     LLMConnectionError,
     LLMError,
     LLMHTTPError,
+    LLMNotConfiguredError,
     LLMReplayMiss,
     LLMReplyError,
     LLMTimeoutError,
@@ -28,6 +29,7 @@ from foretab.llm.errors import (
 from foretab.llm.openai_provider import OpenAIProvider
 from foretab.llm.options import LLMOptions, load_options
 from foretab.llm.provider import LLMProvider
+from foretab.llm.settings import LLMSettings
 from foretab.llm.transcript import ReplayProvider, TranscriptRecorder, read_transcript
 from foretab.llm.types import (
     ChatMessage,
@@ -69,10 +71,12 @@ __all__ = [
     "LLMConnectionError",
     "LLMError",
     "LLMHTTPError",
+    "LLMNotConfiguredError",
     "LLMOptions",
     "LLMProvider",
     "LLMReplayMiss",
     "LLMReplyError",
+    "LLMSettings",
     "LLMTimeoutError",
     "OpenAIProvider",
     "ReplayProvider",

@@ -13,6 +13,10 @@ class LLMConfigError(LLMError):
     """No endpoint or model configured, or a bad option / config file."""
 
 
+class LLMNotConfiguredError(LLMConfigError):
+    """No endpoint or no model is configured at all (an LLM engine asked for without one)."""
+
+
 class LLMConnectionError(LLMError):
     """The server could not be reached (after the configured retries)."""
 

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from foretab.llm.budget import CallBudget
-from foretab.llm.errors import LLMConfigError
+from foretab.llm.errors import LLMConfigError, LLMNotConfiguredError
 
 ENV_BASE_URL = "FORETAB_LLM_BASE_URL"
 ENV_MODEL = "FORETAB_LLM_MODEL"
@@ -56,7 +56,7 @@ class LLMOptions(BaseModel):
             if not value
         ]
         if missing:
-            raise LLMConfigError(
+            raise LLMNotConfiguredError(
                 f"no LLM configured: missing {' and '.join(missing)}. Pass --llm-base-url URL "
                 f"--llm-model NAME (or set {ENV_BASE_URL} / {ENV_MODEL}, or a config file "
                 f"with --llm-config), e.g. `--llm-base-url "

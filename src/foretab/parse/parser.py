@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from foretab.core.months import Month
 from foretab.core.plan import (
     Aggregate,
     ChangeMeasure,
@@ -44,7 +45,6 @@ from foretab.core.plan import (
     default_wording,
 )
 from foretab.errors import QuestionError, UnknownEntityError
-from foretab.months import Month
 from foretab.parse import vocabulary as vocab
 from foretab.parse.claims import Pass
 from foretab.parse.entities import EntityIndex, Linked, Mention, MentionKind

@@ -17,9 +17,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from foretab.core.months import Month
 from foretab.core.plan import Metric, TimeWindow
 from foretab.errors import QuestionError
-from foretab.months import Month
 from foretab.parse import vocabulary as vocab
 from foretab.parse.claims import Claims, Pass, Span, claim_matches
 from foretab.parse.entities import EntityIndex, Linked, Mention

@@ -28,9 +28,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from foretab.core.months import MONTH_NAMES, Month
 from foretab.core.plan import TimeWindow
 from foretab.errors import QuestionError
-from foretab.months import MONTH_NAMES, Month
 from foretab.parse.phrases import PHRASES
 
 NUMBER_WORDS = (

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from foretab.core.months import Month
 from foretab.core.plan import TimeWindow
-from foretab.months import Month
 
 _DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
            "八": 8, "九": 9}  # fmt: skip

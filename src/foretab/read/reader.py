@@ -13,12 +13,12 @@ import math
 from collections.abc import Callable, Sequence
 
 from foretab.core.catalog import Retrieval
+from foretab.core.months import Month
 from foretab.core.plan import EntityRef, Metric, Plan
 from foretab.core.series import History, ScopeOutcome
 from foretab.core.stages import HistoryRead
 from foretab.corpus.schema import TableColumns
 from foretab.errors import QueryError, QuestionError
-from foretab.months import Month
 from foretab.retrieve import history_span
 from foretab.sql.build import default_columns, history_query, scope_query
 from foretab.sql.guard import GuardedExecutor, QueryResult

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from foretab.core.catalog import CaptionMatch, CatalogEntry, Retrieval
+from foretab.core.months import Month
 from foretab.core.plan import Plan, Task
 from foretab.corpus.schema import CorpusSchema, default_schema, snake
-from foretab.months import Month
 from foretab.retrieve.bm25 import CaptionIndex
 
 # Months of history the forecaster reads before the reference month (the paper uses 24).

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from foretab.core.months import Month
 from foretab.core.plan import EntityRef
 from foretab.corpus.schema import TableColumns, default_schema
-from foretab.months import Month
 from foretab.store.catalog import CatalogEntry
 
 

@@ -34,9 +34,9 @@ import sqlglot
 from sqlglot import exp
 
 from foretab.core.catalog import CatalogEntry
+from foretab.core.months import Month
 from foretab.core.plan import Extreme, Metric, ScopeOp, ScopeQuery, ScopeRef
 from foretab.corpus.schema import TableColumns
-from foretab.months import Month
 from foretab.sql.build import HistoryQuery, default_columns
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pandas as pd
 
 import foretab
+from foretab.core.months import Month
 from foretab.corpus.schema import CorpusSchema, default_schema
 from foretab.errors import IngestError, StoreError
-from foretab.months import Month
 from foretab.store.layout import SideLayout, split
 from foretab.store.location import StoreLocation
 from foretab.store.naming import GENERATION_KEY, SCHEMA_KEY, SIDE_KEY

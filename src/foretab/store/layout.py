@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from foretab.core.months import Month
 from foretab.corpus.schema import CorpusSchema, TableColumns, default_schema, snake
-from foretab.months import Month
 from foretab.store.catalog import CatalogEntry
 from foretab.store.validate import CleanCorpus
 

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from foretab.backend import column, param, table
+from foretab.core.months import Month
 from foretab.corpus.schema import CorpusSchema, SchemaError, default_schema
 from foretab.errors import QueryError, StoreError
-from foretab.months import Month
 from foretab.store.catalog import CatalogEntry, EntityEntry
 from foretab.store.connection import Side, open_side
 from foretab.store.location import StoreLocation

@@ -25,10 +25,10 @@ from importlib import resources
 import numpy as np
 
 from foretab.analyze import RuleAnalyzer
-from foretab.bench.qa_sql import history_sql
+from foretab.core.months import Month, month_range
 from foretab.core.plan import Aggregate, Comparison, EntityRef, Plan, Task, TimeWindow
 from foretab.core.series import Forecast, ForecastPoint, History
-from foretab.months import Month, month_range
+from foretab.dataset.gold_sql import history_sql
 from foretab.retrieve import history_span, required_captions
 from foretab.store.naming import table_name
 

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from foretab.core.months import Month, month_range
 from foretab.core.plan import EntityRef, Plan
 from foretab.core.series import Forecast, ForecastBasis, ForecastPoint, History
 from foretab.errors import ForecastError, ForetabError
 from foretab.llm import ChatMessage, ToolCall, ToolSpec
 from foretab.llm.errors import LLMReplyError
-from foretab.months import Month, month_range
 from foretab.timefore.errors import AgentError
 from foretab.timefore.examples import Example
 from foretab.timefore.prompts import HORIZON, LOOKBACK, history_rows, render

@@ -14,9 +14,9 @@ from importlib import resources
 from string import Template
 
 from foretab.analyze.answer import current_value
+from foretab.core.months import Month
 from foretab.core.plan import EntityRef, Plan
 from foretab.core.series import Forecast, History
-from foretab.months import Month
 from foretab.timefore.examples import Example
 
 LOOKBACK = 24

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from foretab.core.catalog import EntityEntry
+from foretab.core.months import Month
 from foretab.errors import ForetabError
-from foretab.months import Month
 
 
 def candidate_questions(projects: Sequence[EntityEntry], reference: Month) -> list[str]:

@@ -4,10 +4,10 @@ No DuckDB connection or cursor is ever used by two threads at once.
 
 At most ``size`` requests run at a time (an anyio capacity limiter); an idle engine is
 reused, a new one is built only when every existing one is busy (so at most ``size`` per
-kind: engine name and future mode). Engines after the first
-share its planner (the entity index) and retriever (the BM25 caption index): both are
-built once and only read afterwards. Each engine has its own store and guard connections
-and its own future source. An LLM engine (``timefore``, ``vanilla``, ``hybrid``), when the
+kind: engine name and future mode). Every engine over one store generation, rules or LLM,
+shares the first one's ``StoreContext`` (the entity index, the BM25 caption index, the
+catalog): built once and only read afterwards. Each engine has its own store and guard
+connections and its own future source. An LLM engine (``timefore``, ``vanilla``, ``hybrid``), when the
 server offers one, is pooled the same way; the LLM provider behind it is thread-safe and
 shared.
 
@@ -33,10 +33,10 @@ import anyio.to_thread
 
 from foretab.core.answer import Answer
 from foretab.core.catalog import CatalogEntry, EntityEntry
-from foretab.engine import Engine
+from foretab.core.months import Month
+from foretab.engine import Engine, StaleContextError, StoreContext
 from foretab.errors import ForetabError
-from foretab.future import FutureMode
-from foretab.months import Month
+from foretab.forecast.sources import FutureMode
 from foretab.store.stores import current_generation
 from foretab.timefore.errors import EngineChoiceError
 
@@ -44,40 +44,39 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-#: Builds a rules engine for a future mode; ``warm`` is the first one, whose indexes to share.
+#: Builds a rules engine for a future mode; ``warm`` is the first one, whose context to share.
 EngineFactory = Callable[[FutureMode, Engine | None], Engine]
 
 
 class Answering(Protocol):
-    """What a request needs of an engine (``Engine`` or ``foretab.engines.HybridEngine``)."""
+    """What a request needs of an engine (``Engine`` or ``foretab.engine.HybridEngine``)."""
 
     def ask(self, question: str) -> Answer: ...
 
     def close(self) -> None: ...
 
 
-#: Builds the LLM engine named for a future mode (``foretab.engines.build_engine``).
-AgentFactory = Callable[[str, FutureMode], Answering]
+#: Builds the LLM engine named for a future mode over the warm engine's context
+#: (``foretab.engine.build_engine``).
+AgentFactory = Callable[[str, FutureMode, StoreContext], Answering]
 
 
-def agent_factory(db: str, llm: Any, model: str | None = None) -> AgentFactory:
-    """LLM engines over ``db`` with the (thread-safe) provider ``llm``."""
+def agent_factory(llm: Any, model: str | None = None) -> AgentFactory:
+    """LLM engines with the (thread-safe) provider ``llm``."""
 
-    def build(engine: str, mode: FutureMode) -> Answering:
-        from foretab.engines import build_engine
+    def build(engine: str, mode: FutureMode, context: StoreContext) -> Answering:
+        from foretab.engine import build_engine
 
-        return build_engine(db, engine, llm=llm, future=mode, model=model)
+        return build_engine(context, engine, llm=llm, future=mode, model=model)
 
     return build
 
 
 def engine_factory(db: str, model: str | None = None) -> EngineFactory:
-    """The default factory: ``Engine(db, future=mode)``, sharing the warm engine's indexes."""
+    """The default factory: ``Engine.open(db, future=mode)``, sharing the warm one's context."""
 
     def build(mode: FutureMode, warm: Engine | None) -> Engine:
-        if warm is None:
-            return Engine(db, future=mode, model=model)
-        return Engine(db, future=mode, model=model, planner=warm.planner, retriever=warm.retriever)
+        return Engine.open(db if warm is None else warm.context, future=mode, model=model)
 
     return build
 
@@ -253,6 +252,16 @@ class EnginePool:
             idle = self._idle.setdefault(key, [])
             if idle:
                 return idle.pop()
+        try:
+            return self._build(key)
+        except StaleContextError:
+            # Re-ingested since the last check: adopt the new generation and build over it.
+            with self._lock:
+                self._checked_at = float("-inf")
+            self.refresh()
+            return self._build(key)
+
+    def _build(self, key: tuple[str, str]) -> Answering:
         # Built outside the lock: opening a store takes a while and must not block others.
         name, mode = key
         warm = self._warm
@@ -260,7 +269,7 @@ class EnginePool:
             engine: Answering = self._factory(mode, warm)  # type: ignore[arg-type]
         else:
             assert self._agents is not None
-            engine = self._agents[1](name, mode)  # type: ignore[arg-type]
+            engine = self._agents[1](name, mode, warm.context)  # type: ignore[arg-type]
         with self._lock:
             # Built while a new ingest was adopted: it may read the old one, so it serves
             # this request only.

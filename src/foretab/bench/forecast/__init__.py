@@ -1,0 +1,1 @@
+"""Forecasting and imputation benchmarks: models side by side, the store model on its hold-out."""

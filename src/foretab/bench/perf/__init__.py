@@ -1,0 +1,1 @@
+"""Speed: warm and cold question latency, load on ``foretab serve``."""

@@ -1,0 +1,1 @@
+"""The QA benchmark: dataset builder, evaluation, metrics, report (ODTQA-FoRe, RETQA)."""

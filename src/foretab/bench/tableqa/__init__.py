@@ -1,0 +1,1 @@
+"""The table-QA benchmark: DataBench with its official scorer's rules."""

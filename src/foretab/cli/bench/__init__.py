@@ -1,0 +1,1 @@
+"""The benchmark commands (``foretab bench forecast``, ``bench run``, ...), one module each."""

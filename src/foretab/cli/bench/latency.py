@@ -1,0 +1,60 @@
+"""``foretab bench latency``: warm and cold question-answering latency."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from foretab.cli.common import DbOption, exit_on_error
+from foretab.cli.main import bench_app
+
+
+@bench_app.command("latency")
+@exit_on_error
+def latency(
+    db: DbOption,
+    dataset: Annotated[
+        Path | None,
+        typer.Option(
+            help="A QA dataset (.jsonl from `foretab bench build`); default: built-in questions."
+        ),
+    ] = None,
+    n: Annotated[int, typer.Option(help="How many questions to time.")] = 300,
+    future: Annotated[str, typer.Option(help="model, oracle or none.")] = "model",
+    cold_runs: Annotated[int, typer.Option(help="Fresh `foretab ask` processes to time.")] = 3,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here.")] = None,
+) -> None:
+    """Print warm Engine.ask p50/p95 and cold `foretab ask` wall time (milliseconds)."""
+    from foretab.bench.perf.latency import builtin_questions, measure, write_json
+
+    if dataset is not None:
+        lines = dataset.read_text(encoding="utf-8").splitlines()
+        questions = [json.loads(line)["question"] for line in lines if line.strip()][:n]
+    else:
+        questions = builtin_questions(db, n)
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("asking", total=len(questions))
+        report = measure(
+            db,
+            questions,
+            future=future,
+            cold_runs=cold_runs,
+            progress=lambda done, _total: bar.update(task, completed=done),
+        )
+    table = Table(title=f"foretab latency ({report.questions} questions, {report.errors} refused)")
+    table.add_column("measure")
+    table.add_column("ms", justify="right")
+    table.add_row("warm Engine.ask p50", f"{report.warm_p50_ms:.2f}")
+    table.add_row("warm Engine.ask p95", f"{report.warm_p95_ms:.2f}")
+    table.add_row("warm Engine.ask max", f"{report.warm_max_ms:.2f}")
+    table.add_row("Engine start (+ first ask)", f"{report.engine_start_ms:.0f}")
+    table.add_row("cold `foretab ask` (median)", f"{report.cold_ask_median_ms:.0f}")
+    Console().print(table)
+    if json_out is not None:
+        write_json(report, json_out)

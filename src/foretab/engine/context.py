@@ -1,0 +1,142 @@
+"""``StoreContext``: what every engine over one store generation shares, built once.
+
+Opening a store and building its indexes (the entity index over ~5,600 projects, the BM25
+caption index) takes a few hundred milliseconds; linking a question against them takes
+about one. The CLI, the web pool and every engine (rules or LLM) over one generation of
+a store share one context, read-only after it is built. What cannot be shared — a DuckDB
+connection and the guard's worker are used by one thread at a time — each engine opens
+for itself with ``connect``, as a ``StoreSession`` of the same generation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from foretab.core.catalog import CatalogEntry, EntityEntry
+from foretab.core.months import Month
+from foretab.core.plan import Wording
+from foretab.corpus.schema import CorpusSchema
+from foretab.errors import StoreError
+from foretab.parse.entities import EntityIndex
+from foretab.parse.lexicon import Lexicon
+from foretab.retrieve import Retriever
+from foretab.sql.guard import GuardedExecutor
+from foretab.store import HistoryStore, open_history
+
+
+class StaleContextError(StoreError):
+    """The store was re-ingested after the context was built: build a new context."""
+
+
+@dataclass(frozen=True)
+class StoreSession:
+    """One engine's own connections to the context's store generation.
+
+    ``store`` reads the catalog and the fitted model; ``guard`` runs every question's SQL.
+    """
+
+    context: StoreContext
+    store: HistoryStore
+    guard: GuardedExecutor
+
+    @property
+    def schema(self) -> CorpusSchema:
+        return self.context.schema
+
+    def close(self) -> None:
+        self.guard.close()
+        self.store.close()
+
+
+@dataclass(frozen=True, eq=False)
+class StoreContext:
+    """A store generation's schema, lexicon, catalog, entity index and reference month.
+
+    Build with ``StoreContext.open(db)``; the caption retriever is built on first use and
+    shared as well (it only reads its index).
+    """
+
+    db: str
+    generation: str | None
+    schema: CorpusSchema
+    lexicon: Lexicon
+    wording: Wording
+    catalog: tuple[CatalogEntry, ...]
+    entities: tuple[EntityEntry, ...]
+    index: EntityIndex
+    reference: Month
+    #: where the store is, for messages (a PostgreSQL URL with its password redacted)
+    describe: str
+    _retriever: list[Retriever] = field(default_factory=list, repr=False)
+
+    @classmethod
+    def open(cls, db: str) -> StoreContext:
+        """Open the current generation of store ``db`` and build its indexes."""
+        with open_history(db) as store:
+            return cls.of(db, store)
+
+    @classmethod
+    def of(cls, db: str, store: HistoryStore) -> StoreContext:
+        """The context of the generation ``store`` has open."""
+        entities = tuple(store.entities())
+        schema = store.schema
+        lexicon = Lexicon.of(schema)
+        wording = Wording.of(schema)
+        reference = store.reference_month or max(p.last_month for p in entities)
+        return cls(
+            db=db,
+            generation=store.generation,
+            schema=schema,
+            lexicon=lexicon,
+            wording=wording,
+            catalog=tuple(store.catalog()),
+            entities=entities,
+            index=EntityIndex(entities, lexicon.zh_words, wording),
+            reference=reference,
+            describe=store.location.describe(),
+        )
+
+    @property
+    def retriever(self) -> Retriever:
+        """The caption retriever (canonical captions, BM25 fallback) over this catalog."""
+        if not self._retriever:
+            self._retriever.append(Retriever(self.catalog, self.schema))
+        return self._retriever[0]
+
+    @classmethod
+    def open_session(
+        cls, db: str, *, max_rows: int = 10_000, timeout_s: float = 5.0
+    ) -> StoreSession:
+        """A new context of ``db``'s current generation and a first session over it."""
+        store = open_history(db)
+        try:
+            return _session(cls.of(db, store), store, max_rows, timeout_s)
+        except BaseException:
+            store.close()
+            raise
+
+    def connect(self, *, max_rows: int = 10_000, timeout_s: float = 5.0) -> StoreSession:
+        """A connection and a guard of this generation, for one engine (one thread at a time).
+
+        Raises ``StaleContextError`` when the store has been re-ingested since: answering
+        from this context's indexes over the new generation's tables would mix the two.
+        """
+        store = open_history(self.db)
+        try:
+            if store.generation != self.generation:
+                raise StaleContextError(
+                    f"the store {self.describe} was re-ingested while it was open; open it again"
+                )
+            return _session(self, store, max_rows, timeout_s)
+        except BaseException:
+            store.close()
+            raise
+
+
+def _session(
+    context: StoreContext, store: HistoryStore, max_rows: int, timeout_s: float
+) -> StoreSession:
+    # The store itself: the guard reads the generation the store opened.
+    return StoreSession(
+        context, store, GuardedExecutor(store, max_rows=max_rows, timeout_s=timeout_s)
+    )

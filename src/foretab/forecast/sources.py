@@ -1,0 +1,111 @@
+"""Future sources: where values for months after R come from (the forecast stage).
+
+``ModelSource`` (``forecast.source``) forecasts the series the reader returned with the
+model fitted for the store; ``Persistence`` carries the last observed value forward
+(GH-NF); ``Oracle`` reads the future store (GH+GF, evaluation only). All three implement
+``foretab.core.stages.FutureSource``; ``LazySource`` loads one of them on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from foretab.core.months import Month
+from foretab.core.plan import EntityRef, Plan
+from foretab.core.series import Forecast, ForecastBasis, ForecastPoint, History
+from foretab.core.stages import FutureSource
+from foretab.errors import ForecastError, QuestionError
+from foretab.store import HistoryStore, open_future
+
+FutureMode = Literal["model", "oracle", "none"]
+FUTURE_MODES: tuple[str, ...] = ("model", "oracle", "none")
+
+
+class Persistence:
+    """GH-NF: every future month equals the last observed value."""
+
+    name = "none"
+
+    def forecast(self, plan: Plan, history: History) -> Forecast:
+        months = plan.future_months
+        points: dict[EntityRef, dict[Month, ForecastPoint]] = {}
+        basis: dict[EntityRef, ForecastBasis] = {}
+        for ref in plan.entities:
+            observed = history[ref]
+            if not observed:
+                raise ForecastError(
+                    f"{ref.name} ({ref.inner}, {ref.outer}) has no observed "
+                    f"{plan.wording.value} in the history the question reads, so there is "
+                    "nothing to carry forward."
+                )
+            last = max(observed)
+            points[ref] = {m: ForecastPoint(observed[last]) for m in months}
+            basis[ref] = ForecastBasis(len(observed), last, note="last observed value")
+        return Forecast(self.name, points, None, basis)
+
+
+class Oracle:
+    """GH+GF: read the future store. Evaluation only; the trace says so."""
+
+    name = "oracle"
+
+    def __init__(self, db: str, generation: str | None = None) -> None:
+        # ``generation``: the history store's, so the oracle reads the same ingest's future.
+        with open_future(db, generation) as store:
+            panel = store.panel()
+        self._values: dict[EntityRef, dict[Month, float]] = {}
+        for outer, inner, name, month, value in panel.itertuples(index=False, name=None):
+            ref = EntityRef(outer, inner, name)
+            self._values.setdefault(ref, {})[Month.parse(month)] = float(value)
+
+    def forecast(self, plan: Plan, history: History) -> Forecast:
+        del history  # the oracle ignores what was read: that is the point of the ablation
+        months = plan.future_months
+        points = {}
+        for ref in plan.entities:
+            known = self._values.get(ref, {})
+            points[ref] = {m: ForecastPoint(known[m]) for m in months if m in known}
+        return Forecast(self.name, points)
+
+
+def future_source(
+    mode: str, db: str, store: HistoryStore, model: str | None, level: float | None = None
+) -> FutureSource:
+    """The source for ``--future model|oracle|none`` (intervals at ``level``, default 80%)."""
+    if mode == "model":
+        from foretab.forecast.source import DEFAULT_LEVEL, ModelSource
+
+        return ModelSource.for_store(store, model, level=level or DEFAULT_LEVEL)
+    if mode == "oracle":
+        return Oracle(db, store.generation)
+    if mode == "none":
+        return Persistence()
+    raise QuestionError(f"Unknown --future {mode!r}; use model, oracle or none.")
+
+
+class LazySource:
+    """A future source loaded on first use.
+
+    History questions never need a model or the future store, so an engine over a store
+    without a trained model still answers them.
+    """
+
+    def __init__(self, load: Callable[[], FutureSource]) -> None:
+        self._load = load
+        self._source: FutureSource | None = None
+
+    def loaded(self) -> FutureSource:
+        if self._source is None:
+            self._source = self._load()
+        return self._source
+
+    def if_loaded(self) -> FutureSource | None:
+        return self._source
+
+    @property
+    def name(self) -> str:
+        return self.loaded().name
+
+    def forecast(self, plan: Plan, history: History) -> Forecast:
+        return self.loaded().forecast(plan, history)
