@@ -8,13 +8,13 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from foretab.cli.main import _register, app
+from foretab.cli.main import app, register_commands
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 
 
 def commands() -> list[tuple[str, ...]]:
-    _register()
+    register_commands()
     group = typer.main.get_group(app)
     found: list[tuple[str, ...]] = []
     for name, command in group.commands.items():
@@ -64,7 +64,7 @@ MENTION = re.compile(r"`foretab ([^`]+)`")
 
 
 def _command_options() -> dict[tuple[str, ...], set[str]]:
-    _register()
+    register_commands()
     group = typer.main.get_group(app)
     known: dict[tuple[str, ...], set[str]] = {}
     for path in commands():

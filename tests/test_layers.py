@@ -79,3 +79,28 @@ def test_a_planted_import_breaks_the_contract(copy: Path, module: str, source: s
         planted.unlink()
     assert run.returncode != 0
     assert "BROKEN" in run.stdout and f"foretab.{module[:-3].replace('/', '.')}" in run.stdout
+
+
+def _private_imports(root: Path) -> list[str]:
+    """``from foretab.x import _name`` anywhere under ``root``: a private name crossing modules."""
+    import ast
+
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("foretab"):
+                found += [
+                    f"{path.relative_to(root)}:{node.lineno} imports {a.name} from {node.module}"
+                    for a in node.names
+                    if a.name.startswith("_")
+                ]
+    return found
+
+
+def test_no_library_module_imports_another_ones_private_name() -> None:
+    assert _private_imports(PACKAGE) == []
+
+
+def test_a_planted_private_import_is_found(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("from foretab.parse.parser import _hidden\n", encoding="utf-8")
+    assert _private_imports(tmp_path) == ["m.py:1 imports _hidden from foretab.parse.parser"]

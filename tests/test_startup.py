@@ -10,7 +10,7 @@ HEAVY = ("lightgbm", "torch", "statsforecast", "neuralforecast", "sklearn", "mat
 
 def test_cli_registration_imports_no_heavy_library() -> None:
     code = (
-        "import sys, foretab.cli.main as m; m._register(); "
+        "import sys, foretab.cli.main as m; m.register_commands(); "
         f"print(','.join(k for k in {HEAVY!r} if k in sys.modules))"
     )
     loaded = subprocess.run(

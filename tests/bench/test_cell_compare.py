@@ -17,7 +17,7 @@ from foretab.bench.forecast.cell_compare import (
     is_cell_details,
     write_cell_details,
 )
-from foretab.cli.main import _register, app
+from foretab.cli.main import app, register_commands
 from foretab.forecast.metrics import score
 
 
@@ -95,7 +95,7 @@ def _forecast_csv(path: Path, seed: int) -> Path:
 
 
 def test_cli_compares_two_models_of_one_forecast_run(tmp_path: Path) -> None:
-    _register()
+    register_commands()
     train, test = _forecast_csv(tmp_path / "train.csv", 1), _forecast_csv(tmp_path / "t.csv", 2)
     details = tmp_path / "cells.jsonl"
     runner = CliRunner()

@@ -20,7 +20,7 @@ from foretab.bench.qa.evaluate import (
     run_benchmark,
 )
 from foretab.bench.qa.report import load_runs, render_markdown, write_report
-from foretab.cli.main import _register, app
+from foretab.cli.main import app, register_commands
 from foretab.dataset.items import QAItem, read_items
 from foretab.engine.choice import EngineChoice
 from foretab.errors import ForetabError, QuestionError
@@ -184,7 +184,7 @@ def test_report_has_table_chart_and_weak_templates(
 def test_cli_build_run_and_report(
     bench_store: BenchStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _register()
+    register_commands()
     runner = CliRunner()
     out = tmp_path / "qa"
     built = runner.invoke(
@@ -298,7 +298,7 @@ def test_cli_run_takes_the_scenarios_correlations(
 ) -> None:
     from foretab.analyze.scenarios import Copula
 
-    _register()
+    register_commands()
     runner = CliRunner()
     items = read_items(bench_store.out / "test.jsonl")
     seen: list[object] = []
@@ -326,7 +326,7 @@ def test_bench_run_help_states_the_scenario_defaults() -> None:
     """The --month/--shared-correlation help quotes the engine's real defaults."""
     from foretab.analyze.scenarios import MONTH_CORRELATION, SHARED_CORRELATION
 
-    _register()
+    register_commands()
     result = CliRunner().invoke(app, ["bench", "run", "--help"], env={"COLUMNS": "400"})
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
@@ -339,7 +339,7 @@ def test_decision_option_names_the_analyzer_default_and_every_rule() -> None:
     from foretab.cli.options import DEFAULT_DECISION_NAME
 
     assert DEFAULT_DECISION_NAME == DEFAULT_DECISION
-    _register()
+    register_commands()
     for command in (["ask"], ["bench", "run"]):
         result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "400"})
         assert result.exit_code == 0, result.output

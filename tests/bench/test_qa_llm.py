@@ -12,7 +12,7 @@ from conftest import BenchStore
 from foretab.analyze import RuleAnalyzer
 from foretab.bench.qa.evaluate import make_engine, run_benchmark
 from foretab.bench.qa.report import render_markdown
-from foretab.cli.main import _register, app
+from foretab.cli.main import app, register_commands
 from foretab.dataset.items import read_items
 from foretab.engine import build_engine
 from foretab.llm import OpenAIProvider
@@ -70,7 +70,7 @@ def test_bench_run_cli_with_the_timefore_engine(bench_store: BenchStore, fake_op
     dataset = tmp_path / "slice.jsonl"
     dataset.write_text("".join(i.to_json() + "\n" for i in items))
     fake_openai.respond_with(_gold_model(items))
-    _register()
+    register_commands()
     out = tmp_path / "run.json"
     details = tmp_path / "details.jsonl"
     result = CliRunner().invoke(
@@ -102,7 +102,7 @@ def test_bench_run_cli_with_the_timefore_engine(bench_store: BenchStore, fake_op
 def test_bench_run_llm_engine_without_llm_fails_before_work(bench_store, tmp_path, monkeypatch):
     for var in ("FORETAB_LLM_BASE_URL", "FORETAB_LLM_MODEL", "FORETAB_LLM_CONFIG"):
         monkeypatch.delenv(var, raising=False)
-    _register()
+    register_commands()
     result = CliRunner().invoke(
         app,
         [
@@ -122,7 +122,7 @@ def test_bench_run_llm_engine_with_worker_processes(bench_store: BenchStore, fak
     dataset = tmp_path / "slice.jsonl"
     dataset.write_text("".join(i.to_json() + "\n" for i in items))
     fake_openai.respond_with(_gold_model(items))
-    _register()
+    register_commands()
     out = tmp_path / "run.json"
     result = CliRunner().invoke(
         app,

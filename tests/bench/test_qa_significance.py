@@ -15,7 +15,7 @@ from foretab.bench.qa.significance import (
     compare_outcomes,
     reasoning_intervals,
 )
-from foretab.cli.main import _register, app
+from foretab.cli.main import app, register_commands
 
 RIGHT = CategoricalOutcome(1, 1, 1, True)
 WRONG = CategoricalOutcome(0, 1, 1, False)
@@ -120,7 +120,7 @@ def test_compare_details_errors_name_the_problem(tmp_path: Path) -> None:
 
 
 def test_cli_compare_prints_and_writes_the_comparison(tmp_path: Path) -> None:
-    _register()
+    register_commands()
     rows = [(str(k), "A", "A") for k in range(40)]
     a = _details(tmp_path / "a.jsonl", rows)
     b = _details(tmp_path / "b.jsonl", rows[:30] + [(str(k), "A", "B") for k in range(30, 40)])

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from foretab.cli.main import _register, app
+from foretab.cli.main import app, register_commands
 from foretab.cli.safe_text import clean
 from foretab.core.months import Month
 from foretab.store.ingest import ingest_frame
@@ -44,7 +44,7 @@ def _assert_safe(output: str) -> None:
 
 
 def test_tables_prints_markup_like_names_verbatim(odd_store: str) -> None:
-    _register()
+    register_commands()
     result = CliRunner().invoke(app, ["tables", "--db", odd_store])
     assert result.exit_code == 0, result.output
     assert MARKUP_DISTRICT in result.output
@@ -52,7 +52,7 @@ def test_tables_prints_markup_like_names_verbatim(odd_store: str) -> None:
 
 
 def test_sql_prints_control_sequences_stripped(odd_store: str) -> None:
-    _register()
+    register_commands()
     from foretab.store import open_history
 
     with open_history(odd_store) as store:
@@ -66,7 +66,7 @@ def test_sql_prints_control_sequences_stripped(odd_store: str) -> None:
 
 
 def test_ask_prints_markup_like_names(odd_store: str) -> None:
-    _register()
+    register_commands()
     question = f"What was the price of {MARKUP_PROJECT} in March 2021?"
     result = CliRunner().invoke(app, ["ask", question, "--db", odd_store])
     # Answered or refused, never a crash (a MarkupError exits 1 with a traceback).
@@ -76,7 +76,7 @@ def test_ask_prints_markup_like_names(odd_store: str) -> None:
 
 
 def test_errors_strip_control_characters(odd_store: str) -> None:
-    _register()
+    register_commands()
     result = CliRunner().invoke(app, ["sql", "SELECT \x1b]0;x\x07 1", "--db", odd_store])
     assert result.exit_code == 2
     _assert_safe(result.output)
@@ -145,7 +145,7 @@ def c1_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 def _json_lines(db: str, *args: str) -> object:
     import json
 
-    _register()
+    register_commands()
     result = CliRunner().invoke(app, [*args, "--db", db, "--json"])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     assert _raw_unsafe(result.stdout) == [], result.stdout

@@ -240,9 +240,9 @@ def test_the_benchmark_builder_adapts_to_the_schema(stocks_db: str, tmp_path: Pa
 def test_ask_prints_the_entities_in_the_schemas_words(stocks_db: str) -> None:
     from typer.testing import CliRunner
 
-    from foretab.cli.main import _register, app
+    from foretab.cli.main import app, register_commands
 
-    _register()
+    register_commands()
     question = "What was the price of AAPL in March 2005?"
     result = CliRunner().invoke(app, ["ask", question, "--db", stocks_db], env={"COLUMNS": "120"})
     assert result.exit_code == 0, result.output

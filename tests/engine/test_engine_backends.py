@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from foretab.cli.main import _register, app
+from foretab.cli.main import app, register_commands
 from foretab.engine import Engine
 from foretab.store.ingest import ingest_frame
 
@@ -49,7 +49,7 @@ def test_persistence_carries_the_last_price(tmp_path: Path) -> None:
 def test_ask_json_and_errors(tmp_path: Path) -> None:
     db = str(tmp_path / "c.duckdb")
     ingest_frame(corpus(), db, R)
-    _register()
+    register_commands()
     runner = CliRunner()
     ok = runner.invoke(app, ["ask", QUESTIONS[1], "--db", db, "--json"])
     assert ok.exit_code == 0, ok.output

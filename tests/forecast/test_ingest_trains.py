@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from foretab.cli.main import _register, app
+from foretab.cli.main import app, register_commands
 from foretab.core.months import Month
 from foretab.errors import ForecastError
 from foretab.forecast.store import load_store_model
@@ -27,7 +27,7 @@ def csv(tmp_path: Path) -> Path:
 
 
 def _ingest(*args: str) -> object:
-    _register()
+    register_commands()
     return CliRunner().invoke(app, ["ingest", *args], env={"COLUMNS": "200"})
 
 

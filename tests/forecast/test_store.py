@@ -262,9 +262,9 @@ def test_fit_requires_a_panel_ending_at_the_reference_month() -> None:
 def test_train_and_corpus_commands(store: str, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from foretab.cli.main import _register, app
+    from foretab.cli.main import app, register_commands
 
-    _register()
+    register_commands()
     runner = CliRunner()
     result = runner.invoke(app, ["train", "--db", store, "--model", "drift"])
     assert result.exit_code == 0, result.output

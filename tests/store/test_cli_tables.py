@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 from typer.testing import CliRunner
 
-from foretab.cli.main import _register, app
+from foretab.cli.main import app, register_commands
 from foretab.core.months import Month
 from foretab.store.ingest import ingest_frame
 
@@ -18,7 +18,7 @@ from .test_ingest import GOOD_ROWS, HEADER
 def test_tables_json_and_filters(tmp_path: Path) -> None:
     db = str(tmp_path / "c.duckdb")
     ingest_frame(pd.DataFrame(GOOD_ROWS, columns=HEADER.split(",")), db, Month(2020, 12))
-    _register()
+    register_commands()
     runner = CliRunner()
     every = json.loads(runner.invoke(app, ["tables", "--db", db, "--json"]).stdout)
     assert [t["name"] for t in every] == [

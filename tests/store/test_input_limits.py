@@ -74,9 +74,9 @@ def test_a_gzip_bomb_is_refused_before_it_is_parsed(
 
 
 def test_a_long_question_is_refused_quickly(tmp_path: Path) -> None:
-    from foretab.cli.main import _register, app
+    from foretab.cli.main import app, register_commands
 
-    _register()
+    register_commands()
     started = time.perf_counter()
     result = CliRunner().invoke(app, ["ask", "price? " * 3_000, "--db", str(tmp_path / "x")])
     assert result.exit_code == 2

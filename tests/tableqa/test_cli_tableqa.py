@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from foretab.cli.main import _register, app
+from foretab.cli.main import app, register_commands
 
-_register()
+register_commands()
 runner = CliRunner()
 
 # (dataset, question, generated body, expected answer text, type) — questions from qa.jsonl.

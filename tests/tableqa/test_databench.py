@@ -146,9 +146,9 @@ def test_missing_tables_are_skipped_and_wrong(fake_openai, databench_dir) -> Non
 
 
 def test_cli_bench_databench_and_report(fake_openai, databench_dir, tmp_path) -> None:
-    from foretab.cli.main import _register, app
+    from foretab.cli.main import app, register_commands
 
-    _register()
+    register_commands()
     fake_openai.respond_with(scripted(databench_dir, lambda q: right(q.id)))
     runs = []
     for pipeline in ("ag", "ag+ecs+cf"):

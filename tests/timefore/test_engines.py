@@ -8,7 +8,7 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from foretab.cli.main import _register, app
+from foretab.cli.main import app, register_commands
 from foretab.engine import build_engine
 from foretab.errors import QuestionError
 from foretab.llm import OpenAIProvider
@@ -40,7 +40,7 @@ def scripted(**kwargs) -> ScriptedModel:
 
 
 def cli(*args: str):
-    _register()
+    register_commands()
     return CliRunner().invoke(app, list(args))
 
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from foretab.cli.main import _register, app
+from foretab.cli.main import app, register_commands
 from foretab.web import AppSettings, EnginePool, create_app
 from tests.web.conftest import TEST_HOSTS, banded_factory, client_for
 
@@ -33,7 +33,7 @@ def _without_timings(doc: dict) -> dict:
 
 
 def _cli_json(*args: str) -> tuple[int, dict]:
-    _register()
+    register_commands()
     result = CliRunner().invoke(app, [*args, "--json"])
     return result.exit_code, json.loads(result.stdout.strip().splitlines()[-1])
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from foretab.cli.main import _register, app
+from foretab.cli.main import app, register_commands
 from foretab.cli.serve import is_loopback
 
 
@@ -28,7 +28,7 @@ def test_is_loopback(host: str, loopback: bool) -> None:
 
 
 def _serve(*args: str) -> tuple[int, str]:
-    _register()
+    register_commands()
     result = CliRunner().invoke(app, ["serve", *args], env={"FORETAB_TOKEN": ""})
     return result.exit_code, result.output
 

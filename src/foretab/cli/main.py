@@ -30,8 +30,8 @@ bench_app = typer.Typer(
 app.add_typer(bench_app, name="bench")
 
 
-def _register() -> None:
-    # Imported for their side effect of adding commands to ``app`` / ``bench_app``.
+def register_commands() -> None:
+    """Add every command to ``app`` / ``bench_app`` (their modules register on import)."""
     from foretab.cli import (  # noqa: F401
         ask,
         demo,
@@ -47,7 +47,7 @@ def _register() -> None:
 
 def main() -> None:
     """Console-script entry point."""
-    _register()
+    register_commands()
     try:
         app()
     except ForetabError as exc:

@@ -1,7 +1,8 @@
-"""The progress bar of the long store stages: ingest, train and the demo's ingest.
+"""Progress bars: the long store stages (ingest, train, the demo's ingest) and counted runs.
 
 Each stage reports ``(what it is on, done, total)``; the bar shows the stage's label, the
-count, what it is on and the time so far, and disappears when the stage ends.
+count, what it is on and the time so far, and disappears when the stage ends. A counted
+run (``bench run``, DataBench) shows done / total and the time left, on standard error.
 """
 
 from __future__ import annotations
@@ -10,7 +11,14 @@ import contextlib
 from collections.abc import Callable, Iterator
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 StageUpdate = Callable[[str, int, int], None]
 
@@ -34,3 +42,16 @@ def stage_bar(label: str, console: Console) -> Iterator[StageUpdate]:
             bar.update(task, description=description, completed=done, total=total or None)
 
         yield update
+
+
+def count_bar(label: str) -> Progress:
+    """A transient bar over a counted run, on standard error (standard output stays data)."""
+    return Progress(
+        TextColumn(f"[bold]{label}[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )

@@ -78,10 +78,10 @@ def market_index(panel: np.ndarray) -> np.ndarray:
     Months with fewer than ``MIN_COUNT`` changes count as flat. The index is the panel's
     own (the series being filled and their peers), so it needs no fitted state.
     """
-    from foretab.forecast.market import MIN_COUNT, _per_month_change
+    from foretab.forecast.market import MIN_COUNT, per_month_change
 
     with np.errstate(invalid="ignore", divide="ignore"):
-        change = _per_month_change(np.log(panel))
+        change = per_month_change(np.log(panel))
     ok = np.isfinite(change)
     median = np.zeros(panel.shape[1])
     for col in np.flatnonzero(ok.sum(axis=0) >= MIN_COUNT):

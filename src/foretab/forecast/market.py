@@ -88,7 +88,7 @@ class Market:
             logp = np.log(panel)
         import pandas as pd  # here, not at import: the CLI starts without pandas
 
-        change = _per_month_change(logp)
+        change = per_month_change(logp)
         g = len(keys)
         out_change = np.full((g, t), np.nan)
         out_level = np.full((g, t), np.nan)
@@ -107,7 +107,7 @@ class Market:
         return cls(tuple(keys), out_change, out_level)
 
 
-def _per_month_change(logp: np.ndarray) -> np.ndarray:
+def per_month_change(logp: np.ndarray) -> np.ndarray:
     """``[n, T]``: (log p_t − log p_prev) / gap where p_prev is at most MAX_GAP back."""
     change, gap = changes_since_previous(logp)
     ok = np.isfinite(change) & (gap <= MAX_GAP)

@@ -1,11 +1,15 @@
-"""BM25 over table captions: the retriever's fallback when a caption has no exact match."""
+"""BM25 over table captions (``bm25s``): the retrievers' fallback when a caption has no exact match.
+
+One index serves the rules retriever and the TimeFore caption agent.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-from rank_bm25 import BM25Okapi
+import bm25s
+import numpy as np
 
 from foretab.store.catalog import CatalogEntry
 
@@ -22,14 +26,22 @@ class CaptionIndex:
 
     def __init__(self, catalog: Sequence[CatalogEntry]) -> None:
         self.entries = list(catalog)
-        self._bm25 = (
-            BM25Okapi([tokenize(e.caption) for e in self.entries]) if self.entries else None
-        )
+        self.tokens = [tokenize(e.caption) for e in self.entries]
+        self.vocabulary = frozenset(t for tokens in self.tokens for t in tokens)
+        self._bm25: bm25s.BM25 | None = None
+        if self.entries:
+            self._bm25 = bm25s.BM25()
+            self._bm25.index(self.tokens, show_progress=False)
+
+    def scores(self, tokens: Sequence[str]) -> np.ndarray:
+        """Every caption's score for ``tokens`` (words outside the captions count nothing)."""
+        known = [t for t in tokens if t in self.vocabulary]
+        if self._bm25 is None or not known:
+            return np.zeros(len(self.entries))
+        return np.asarray(self._bm25.get_scores(known), dtype=float)
 
     def search(self, text: str, k: int = 3) -> list[tuple[CatalogEntry, float]]:
-        """The ``k`` best entries with their scores, best first."""
-        if self._bm25 is None:
-            return []
-        scores = self._bm25.get_scores(tokenize(text))
+        """The ``k`` best entries with their scores, best first (none that score 0)."""
+        scores = self.scores(tokenize(text))
         order = sorted(range(len(scores)), key=lambda i: -scores[i])[:k]
-        return [(self.entries[i], float(scores[i])) for i in order]
+        return [(self.entries[i], float(scores[i])) for i in order if scores[i] > 0]

@@ -50,7 +50,8 @@ class QuestionTypeClassifier:
         return Task(str(self._model.predict(self._vectorizer.transform([question]))[0]))
 
 
-def _rounded(answer: list[list[Cell]]) -> list[list[Cell]]:
+def rounded(answer: list[list[Cell]]) -> list[list[Cell]]:
+    """Every number of ``answer`` to 2 decimals (the answer format, DESIGN §4)."""
     return [[round(c, 2) if isinstance(c, float) else c for c in row] for row in answer]
 
 
@@ -169,7 +170,7 @@ class LLMAnalyzer:
             )  # fmt: skip
             answer = self._normalise(plan, str(predicted))
         assert isinstance(answer, list)
-        answer = _rounded(answer)
+        answer = rounded(answer)
         return Analysis(answer, answer_text(answer, "TimeFore", plan.question))
 
 

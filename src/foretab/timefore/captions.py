@@ -1,4 +1,4 @@
-"""Table retrieval of the paper: LLM caption summary → exact match → BM25 (``bm25s``).
+"""Table retrieval of the paper: LLM caption summary → exact match → BM25.
 
 The LLM turns the question into table captions (few-shot, five examples). Each caption is
 looked up exactly in the catalog; one that is not found goes to BM25 over all captions,
@@ -13,12 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-import bm25s
-
 from foretab.core.catalog import CaptionMatch, CatalogEntry, Retrieval
 from foretab.core.plan import Plan
 from foretab.llm import ChatMessage
-from foretab.retrieve.bm25 import tokenize
+from foretab.retrieve.bm25 import CaptionIndex, tokenize
 from foretab.timefore.examples import Example, pick
 from foretab.timefore.extract import extract_captions
 from foretab.timefore.prompts import render, summary_examples
@@ -30,7 +28,7 @@ _YEAR = re.compile(r"\b(19|20)\d{2}\b")
 
 
 class CaptionSearch:
-    """Exact caption lookup with a thresholded ``bm25s`` fallback."""
+    """Exact caption lookup with a thresholded BM25 fallback (``retrieve.bm25``)."""
 
     def __init__(
         self, catalog: Sequence[CatalogEntry], threshold: float = DEFAULT_BM25_THRESHOLD
@@ -38,37 +36,22 @@ class CaptionSearch:
         self.entries = list(catalog)
         self.threshold = threshold
         self._exact = {_norm(e.caption): e for e in self.entries}
-        self._tokens = [tokenize(e.caption) for e in self.entries]
-        self._bm25: bm25s.BM25 | None = None
-        if self.entries:
-            self._bm25 = bm25s.BM25()
-            self._bm25.index(self._tokens, show_progress=False)
+        self._index = CaptionIndex(self.entries)
         self._self_score: dict[int, float] = {}
-
-    def _scores(self, tokens: list[str]) -> list[float]:
-        assert self._bm25 is not None
-        return [float(s) for s in self._bm25.get_scores(tokens)]
 
     def search(self, text: str, k: int = 3) -> list[tuple[CatalogEntry, float]]:
         """The ``k`` best entries with their relative scores (1.0 = the caption itself)."""
-        tokens = [t for t in tokenize(text) if t in self._vocab()]
-        if self._bm25 is None or not tokens:
-            return []
-        scores = self._scores(tokens)
+        scores = self._index.scores(tokenize(text))
         order = sorted(range(len(scores)), key=lambda i: -scores[i])[:k]
         out = []
         for i in order:
             if scores[i] <= 0:
                 continue
             if i not in self._self_score:
-                self._self_score[i] = max(self._scores(self._tokens[i])[i], 1e-9)
-            out.append((self.entries[i], scores[i] / self._self_score[i]))
+                own = self._index.scores(self._index.tokens[i])[i]
+                self._self_score[i] = max(float(own), 1e-9)
+            out.append((self.entries[i], float(scores[i]) / self._self_score[i]))
         return out
-
-    def _vocab(self) -> set[str]:
-        if not hasattr(self, "_vocab_set"):
-            self._vocab_set = {t for tokens in self._tokens for t in tokens}
-        return self._vocab_set
 
     def match(self, text: str) -> CaptionMatch:
         exact = self._exact.get(_norm(text))

@@ -19,7 +19,7 @@ from foretab.read import GuardedHistoryReader
 from foretab.retrieve import history_span
 from foretab.retrieve.bm25 import tokenize
 from foretab.sql.guard import GuardedExecutor
-from foretab.timefore.analyzer import _rounded, answer_text
+from foretab.timefore.analyzer import answer_text, rounded
 from foretab.timefore.captions import CaptionSearch
 from foretab.timefore.errors import AgentError
 from foretab.timefore.examples import Example, pick
@@ -132,5 +132,5 @@ class VanillaAnalyzer:
             retries=self.retries,
         )  # fmt: skip
         assert isinstance(answer, list)
-        answer = _rounded(answer)
+        answer = rounded(answer)
         return Analysis(answer, answer_text(answer, "Vanilla LLM", plan.question))

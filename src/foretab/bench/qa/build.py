@@ -94,14 +94,14 @@ class BuildSummary:
 
 
 @dataclass(frozen=True, slots=True)
-class _Project:
+class Project:
     ref: EntityRef
     history_months: frozenset[int]  # Month.index values in R-23..R
     future_months: frozenset[int]
 
 
 @dataclass(frozen=True, slots=True)
-class _Expression:
+class Expression:
     window: TimeWindow
     kind: WindowKind
     style: str
@@ -109,11 +109,11 @@ class _Expression:
 
 
 @dataclass(slots=True)
-class _Corpus:
+class Corpus:
     reference: Month
     history_tables: dict[tuple[str, str, int], tuple[str, str]]  # (city, district, year)
     future_tables: dict[tuple[str, str, int], tuple[str, str]]
-    projects: list[_Project] = field(default_factory=list)
+    projects: list[Project] = field(default_factory=list)
     schema: CorpusSchema = field(default_factory=default_schema)
 
     def applies(self, template: Template | FamilyTemplate) -> bool:
@@ -226,7 +226,7 @@ def build_dataset(
 # ---- corpus --------------------------------------------------------------------------------
 
 
-def _load_corpus(conn: duckdb.DuckDBPyConnection, config: BuildConfig) -> _Corpus:
+def _load_corpus(conn: duckdb.DuckDBPyConnection, config: BuildConfig) -> Corpus:
     meta = dict(conn.execute(f"SELECT key, value FROM history.{META_TABLE}").fetchall())
     ref_text = str(meta.get("reference_month") or "")
     if not ref_text:
@@ -241,7 +241,7 @@ def _load_corpus(conn: duckdb.DuckDBPyConnection, config: BuildConfig) -> _Corpu
             f"SELECT table_name, caption, city, district, year FROM {side}.{CATALOG_TABLE}"
         ).fetchall()
         tables[side] = {(str(c), str(d), int(y)): (str(t), str(cap)) for t, cap, c, d, y in rows}
-    corpus = _Corpus(reference, tables["history"], tables["future"])
+    corpus = Corpus(reference, tables["history"], tables["future"])
     first = reference - (HISTORY_WINDOW - 1)
     observed: dict[str, dict[tuple[str, str, str], set[int]]] = {}
     for side in ("history", "future"):
@@ -263,7 +263,7 @@ def _load_corpus(conn: duckdb.DuckDBPyConnection, config: BuildConfig) -> _Corpu
         hist = observed["history"][key]
         fut = observed["future"].get(key, set())
         if len(hist) >= config.min_history_months and fut:
-            corpus.projects.append(_Project(EntityRef(*key), frozenset(hist), frozenset(fut)))
+            corpus.projects.append(Project(EntityRef(*key), frozenset(hist), frozenset(fut)))
     if not corpus.projects:
         raise BenchBuildError(
             f"No project has {config.min_history_months}+ observed months in the 24 months up "
@@ -286,8 +286,8 @@ def _style(expression: str) -> str:
     return _STYLE_NUMBER.sub("<N>", text)
 
 
-def _classify(windows: Sequence[TimeWindow], reference: Month) -> list[_Expression]:
-    result: list[_Expression] = []
+def _classify(windows: Sequence[TimeWindow], reference: Month) -> list[Expression]:
+    result: list[Expression] = []
     seen: set[str] = set()
     for window in windows:
         text = window.expression.strip()
@@ -304,11 +304,11 @@ def _classify(windows: Sequence[TimeWindow], reference: Month) -> list[_Expressi
         else:
             continue
         months = frozenset(m.index for m in window.months)
-        result.append(_Expression(window, kind, _style(text), months))
+        result.append(Expression(window, kind, _style(text), months))
     return result
 
 
-def _split_projects(projects: list[_Project], seed: int) -> dict[str, list[_Project]]:
+def _split_projects(projects: list[Project], seed: int) -> dict[str, list[Project]]:
     order = sorted(projects, key=lambda p: p.ref)
     random.Random(seed).shuffle(order)
     n = len(order)
@@ -320,30 +320,30 @@ def _split_projects(projects: list[_Project], seed: int) -> dict[str, list[_Proj
 
 
 @dataclass(frozen=True, slots=True)
-class _Draft:
+class Draft:
     split: str
     template: Template
-    projects: tuple[_Project, ...]
-    expression: _Expression
+    projects: tuple[Project, ...]
+    expression: Expression
     question: str
 
 
 def _sample(
-    corpus: _Corpus,
-    exprs: list[_Expression],
-    splits: dict[str, list[_Project]],
+    corpus: Corpus,
+    exprs: list[Expression],
+    splits: dict[str, list[Project]],
     config: BuildConfig,
-) -> list[_Draft]:
+) -> list[Draft]:
     rng = random.Random(config.seed)
     per_template = _per_template(config)
-    by_kind: dict[WindowKind, list[_Expression]] = defaultdict(list)
+    by_kind: dict[WindowKind, list[Expression]] = defaultdict(list)
     for expr in exprs:
         by_kind[expr.kind].append(expr)
-    drafts: list[_Draft] = []
+    drafts: list[Draft] = []
     seen: set[tuple[str, frozenset[EntityRef], int, int]] = set()
     for split in SPLITS:
         pool = splits[split]
-        groups: dict[tuple[str, str], list[_Project]] = defaultdict(list)
+        groups: dict[tuple[str, str], list[Project]] = defaultdict(list)
         for project in pool:
             groups[(project.ref.outer, project.ref.inner)].append(project)
         multi_groups = [g for _, g in sorted(groups.items()) if len(g) >= 2]
@@ -362,7 +362,7 @@ def _sample(
                     chosen = tuple(rng.sample(group, k))
                 else:
                     chosen = (rng.choice(pool),)
-                expr = _pick_expression(rng, template, chosen, candidates)
+                expr = pick_expression(rng, template, chosen, candidates)
                 if expr is None:
                     continue
                 key = (
@@ -384,7 +384,7 @@ def _sample(
                     expr.window.expression,
                     rng.randrange(3),
                 )
-                drafts.append(_Draft(split, template, chosen, expr, question))
+                drafts.append(Draft(split, template, chosen, expr, question))
                 made += 1
     return drafts
 
@@ -394,12 +394,12 @@ def _per_template(config: BuildConfig) -> int:
     return max(1, math.ceil(config.test_size / len(TEMPLATES)))
 
 
-def _pick_expression(
+def pick_expression(
     rng: random.Random,
     template: Template,
-    projects: tuple[_Project, ...],
-    candidates: list[_Expression],
-) -> _Expression | None:
+    projects: tuple[Project, ...],
+    candidates: list[Expression],
+) -> Expression | None:
     past = template.task is Task.HISTORY
     available = frozenset.intersection(
         *((p.history_months if past else p.future_months) for p in projects)
@@ -417,14 +417,14 @@ def _pick_expression(
 
 def _execute(
     conn: duckdb.DuckDBPyConnection,
-    corpus: _Corpus,
-    drafts: list[_Draft],
+    corpus: Corpus,
+    drafts: list[Draft],
     progress: Progress | None,
 ) -> tuple[list[QAItem], int]:
     items: list[QAItem] = []
     dropped = 0
     for done, draft in enumerate(drafts, start=1):
-        item = _gold_item(conn, corpus, draft)
+        item = gold_item(conn, corpus, draft)
         if item is None:
             dropped += 1
         else:
@@ -434,7 +434,7 @@ def _execute(
     return items, dropped
 
 
-def _gold_item(conn: duckdb.DuckDBPyConnection, corpus: _Corpus, draft: _Draft) -> QAItem | None:
+def gold_item(conn: duckdb.DuckDBPyConnection, corpus: Corpus, draft: Draft) -> QAItem | None:
     template = draft.template
     window = draft.expression.window
     ref0 = draft.projects[0].ref
@@ -443,9 +443,9 @@ def _gold_item(conn: duckdb.DuckDBPyConnection, corpus: _Corpus, draft: _Draft) 
     reference = corpus.reference
     sides = {"history": corpus.history_tables, "future": corpus.future_tables}
     hist_first = reference - (HISTORY_WINDOW - 1)
-    hist_tables = _tables(sides["history"], city, district, hist_first, reference)
+    hist_tables = tables_of(sides["history"], city, district, hist_first, reference)
     target_side = "history" if template.task is Task.HISTORY else "future"
-    target_tables = _tables(sides[target_side], city, district, window.first, window.last)
+    target_tables = tables_of(sides[target_side], city, district, window.first, window.last)
     if not hist_tables or not target_tables:
         return None
     if template.task is Task.HISTORY:
@@ -485,7 +485,7 @@ def _gold_item(conn: duckdb.DuckDBPyConnection, corpus: _Corpus, draft: _Draft) 
         conn.execute("USE memory")
         if found != len(months) * len(names):
             return None  # a month is missing for some project: the filter failed
-    answer = _rows_to_answer(conn.execute(a_sql).fetchall())
+    answer = rows_to_answer(conn.execute(a_sql).fetchall())
     if not answer:
         return None
     key = "|".join(
@@ -514,7 +514,7 @@ def _gold_item(conn: duckdb.DuckDBPyConnection, corpus: _Corpus, draft: _Draft) 
     )
 
 
-def _tables(
+def tables_of(
     side: dict[tuple[str, str, int], tuple[str, str]],
     city: str,
     district: str,
@@ -529,7 +529,7 @@ def _tables(
     ]
 
 
-def _rows_to_answer(rows: list[tuple[object, ...]]) -> AnswerRows:
+def rows_to_answer(rows: list[tuple[object, ...]]) -> AnswerRows:
     answer: AnswerRows = []
     for row in rows:
         out: list[str | float] = []
@@ -546,9 +546,9 @@ def _rows_to_answer(rows: list[tuple[object, ...]]) -> AnswerRows:
 
 def _manifest(
     location: StoreLocation,
-    corpus: _Corpus,
-    exprs: list[_Expression],
-    splits: dict[str, list[_Project]],
+    corpus: Corpus,
+    exprs: list[Expression],
+    splits: dict[str, list[Project]],
     items: list[QAItem],
     config: BuildConfig,
     dropped: int,

@@ -24,14 +24,14 @@ from foretab.bench.qa.build import (
     HISTORY_WINDOW,
     SPLITS,
     BuildConfig,
-    _Corpus,
-    _Draft,
-    _Expression,
-    _gold_item,
-    _pick_expression,
-    _Project,
-    _rows_to_answer,
-    _tables,
+    Corpus,
+    Draft,
+    Expression,
+    Project,
+    gold_item,
+    pick_expression,
+    rows_to_answer,
+    tables_of,
 )
 from foretab.bench.qa.family_templates import (
     FAMILY_TEMPLATES,
@@ -76,16 +76,16 @@ def load_names(conn: duckdb.DuckDBPyConnection) -> Names:
 
 def family_items(
     conn: duckdb.DuckDBPyConnection,
-    corpus: _Corpus,
-    exprs: list[_Expression],
-    splits: dict[str, list[_Project]],
+    corpus: Corpus,
+    exprs: list[Expression],
+    splits: dict[str, list[Project]],
     config: BuildConfig,
     per_template: int,
 ) -> tuple[list[QAItem], int]:
     """Every family item of every split (in sampling order) and how many were dropped."""
     names = load_names(conn)
     rng = random.Random(f"foretab-families-{config.seed}")
-    by_kind: dict[WindowKind, list[_Expression]] = defaultdict(list)
+    by_kind: dict[WindowKind, list[Expression]] = defaultdict(list)
     for expr in exprs:
         by_kind[expr.kind].append(expr)
     districts = _split_districts(corpus, config.seed)
@@ -119,7 +119,7 @@ def family_items(
     return items, dropped
 
 
-def _split_districts(corpus: _Corpus, seed: int) -> dict[str, list[tuple[str, str]]]:
+def _split_districts(corpus: Corpus, seed: int) -> dict[str, list[tuple[str, str]]]:
     places = sorted({(p.ref.outer, p.ref.inner) for p in corpus.projects})
     random.Random(f"foretab-districts-{seed}").shuffle(places)
     n = len(places)
@@ -127,7 +127,7 @@ def _split_districts(corpus: _Corpus, seed: int) -> dict[str, list[tuple[str, st
     return {"train": places[:cut1], "val": places[cut1:cut2], "test": places[cut2:]}
 
 
-def _district_projects(corpus: _Corpus, city: str, district: str) -> list[_Project]:
+def _district_projects(corpus: Corpus, city: str, district: str) -> list[Project]:
     return [p for p in corpus.projects if (p.ref.outer, p.ref.inner) == (city, district)]
 
 
@@ -136,12 +136,12 @@ def _district_projects(corpus: _Corpus, city: str, district: str) -> list[_Proje
 
 def _scope_item(
     conn: duckdb.DuckDBPyConnection,
-    corpus: _Corpus,
+    corpus: Corpus,
     names: Names,
     template: FamilyTemplate,
     split: str,
     districts: dict[str, list[tuple[str, str]]],
-    candidates: list[_Expression],
+    candidates: list[Expression],
     rng: random.Random,
 ) -> QAItem | None:
     pool = districts[split]
@@ -166,10 +166,10 @@ def _scope_item(
     if len(active) < _MIN_CANDIDATES:
         return None
     sides = {"history": corpus.history_tables, "future": corpus.future_tables}
-    target = _tables(
+    target = tables_of(
         sides["future" if future else "history"], city, district, window.first, window.last
     )
-    lookback = _tables(corpus.history_tables, city, district, reference - 11, reference)
+    lookback = tables_of(corpus.history_tables, city, district, reference - 11, reference)
     if not target or (future and not lookback):
         return None
     target_names = [f"{'future' if future else HISTORY_ALIAS}.{t}" for t, _ in target]
@@ -188,7 +188,7 @@ def _scope_item(
         lo = float(int(values[len(values) // 4] // 1000 * 1000))
         hi = float(int(-(-values[(3 * len(values)) // 4] // 1000) * 1000))
     sql = f"WITH {per} {_scope_answer(template, lo, hi)}"
-    answer = _rows_to_answer(conn.execute(sql).fetchall())
+    answer = rows_to_answer(conn.execute(sql).fetchall())
     if not answer:  # nothing in range, no sales: dropped rather than asked
         return None
     question = render_family(
@@ -199,7 +199,7 @@ def _scope_item(
     hist_first, hist_last = (
         (reference - (HISTORY_WINDOW - 1), reference) if future else (window.first, window.last)
     )
-    golden = _tables(corpus.history_tables, city, district, hist_first, hist_last)
+    golden = tables_of(corpus.history_tables, city, district, hist_first, hist_last)
     h_sql = _scope_rows_sql([t for t, _ in golden], place, hist_first, hist_last)
     f_sql = (
         _scope_rows_sql([t for t, _ in target], place, window.first, window.last) if future else ""
@@ -311,12 +311,12 @@ def _scope_rows_sql(tables: Sequence[str], place: Place, first: Month, last: Mon
 
 def _project_item(
     conn: duckdb.DuckDBPyConnection,
-    corpus: _Corpus,
+    corpus: Corpus,
     names: Names,
     template: FamilyTemplate,
     split: str,
-    splits: dict[str, list[_Project]],
-    candidates: list[_Expression],
+    splits: dict[str, list[Project]],
+    candidates: list[Expression],
     rng: random.Random,
 ) -> QAItem | None:
     pool = splits[split]
@@ -330,7 +330,7 @@ def _project_item(
     if zh and not (place.outer_zh and place.inner_zh and project_zh):
         return None
     classic = _classic(template)
-    expr = _pick_expression(rng, classic, (project,), candidates)
+    expr = pick_expression(rng, classic, (project,), candidates)
     if expr is None:
         return None
     window = expr.window
@@ -347,7 +347,7 @@ def _project_item(
         first=window.first, last=window.last, place=place, project=ref.name,
         project_zh=project_zh, form=rng.randrange(2), value=value,
     )  # fmt: skip
-    item = _gold_item(conn, corpus, _Draft(split, classic, (project,), expr, question))
+    item = gold_item(conn, corpus, Draft(split, classic, (project,), expr, question))
     if item is None:
         return None
     answer = item.answer
@@ -358,7 +358,7 @@ def _project_item(
             f"SELECT CASE WHEN target {word} {value} THEN 'Yes' ELSE 'No' END "
             f"FROM ({item.answer_sql}) AS gold(target)"
         )
-        answer = _rows_to_answer(conn.execute(answer_sql).fetchall())
+        answer = rows_to_answer(conn.execute(answer_sql).fetchall())
         if not answer:
             return None
     key = f"{item.id}|{template.template_id}|{value}"
@@ -389,10 +389,10 @@ def _classic(template: FamilyTemplate) -> Template:
     )  # fmt: skip
 
 
-def _current_sql(corpus: _Corpus, city: str, district: str, project: str) -> str:
+def _current_sql(corpus: Corpus, city: str, district: str, project: str) -> str:
     """The project's current price: at R, else its latest month before (history)."""
     reference = corpus.reference
-    tables = _tables(corpus.history_tables, city, district, reference - 23, reference)
+    tables = tables_of(corpus.history_tables, city, district, reference - 23, reference)
     rows = " UNION ALL ".join(
         f"SELECT month, price FROM {HISTORY_ALIAS}.{t} WHERE project_name = {lit(project)}"
         for t, _ in tables

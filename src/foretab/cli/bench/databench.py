@@ -53,7 +53,7 @@ def databench(
     with `foretab bench report RUN.json ... --out report.md`.
     """
     from foretab.bench.tableqa.databench import run_databench
-    from foretab.cli.bench.qa import _bar
+    from foretab.cli.progress import count_bar
     from foretab.tableqa import SandboxLimits, TableQA
 
     if pipeline not in PIPELINES:
@@ -61,7 +61,7 @@ def databench(
     provider = llm.provider()
     limits = SandboxLimits(wall_s=timeout, cpu_s=max(1, int(timeout)))
     qa = TableQA(provider, pipeline, fix_attempts=fix_attempts, limits=limits)
-    with provider, _bar("DataBench") as bar:
+    with provider, count_bar("DataBench") as bar:
         task = bar.add_task("questions", total=None)
         report = run_databench(
             data,

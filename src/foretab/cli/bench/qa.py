@@ -7,34 +7,15 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 
 from foretab.cli.common import DbOption, exit_on_error
 from foretab.cli.main import bench_app
 from foretab.cli.options import DEFAULT_DECISION_NAME, DecisionOption, engine_options
+from foretab.cli.progress import count_bar
 from foretab.engine.choice import EngineChoice
 
 console = Console(stderr=True)
-
-
-def _bar(label: str) -> Progress:
-    return Progress(
-        TextColumn(f"[bold]{label}[/]"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    )
 
 
 @bench_app.command("build")
@@ -79,7 +60,7 @@ def build(
     config = BuildConfig(
         seed=seed, test_size=test_size, min_history_months=min_history_months, families=families
     )
-    with _bar("gold SQL") as bar:
+    with count_bar("gold SQL") as bar:
         task = bar.add_task("items", total=None)
         summary = build_dataset(
             db,
@@ -172,7 +153,7 @@ def run(
     items = read_items(dataset)
     if limit is not None:
         items = items[:limit]
-    with _bar(f"bench run ({ablation})") as bar:
+    with count_bar(f"bench run ({ablation})") as bar:
         task = bar.add_task("questions", total=len(items))
 
         def progress(done: int, total: int) -> None:
