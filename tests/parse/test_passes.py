@@ -9,8 +9,9 @@ from foretab.core.plan import Aggregate, Comparison, Metric, ScopeOp, Task
 from foretab.errors import QuestionError, UnknownEntityError
 from foretab.parse.claims import Claims, Pass, Span
 from foretab.parse.entities import EntityIndex
+from foretab.parse.lang import en, zh
 from foretab.parse.leftover import unclaimed
-from foretab.parse.parser import _CUES_EN, _CUES_ZH, parse_question
+from foretab.parse.parser import parse_question
 from foretab.parse.passes import (
     cue_pass,
     entity_pass,
@@ -108,7 +109,7 @@ def test_every_word_of_an_answerable_question_is_claimed(
     read = read_question(question, corpus_index.segmenter)
     found = entity_pass(read, corpus_index)
     measured = measure_pass(link_pass(time_pass(found, Month(2022, 12)), corpus_index))
-    claims = filler_pass(read, cue_pass(measured, _CUES_ZH if read.zh else _CUES_EN))
+    claims = filler_pass(read, cue_pass(measured, zh.CUES if read.zh else en.CUES))
     assert unclaimed(read, claims) == ()
 
 

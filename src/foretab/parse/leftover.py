@@ -14,9 +14,10 @@ from foretab.errors import QuestionError
 from foretab.parse.claims import Claims
 from foretab.parse.lexicon import Lexicon, default_lexicon
 from foretab.parse.question import Question, Segment
+from foretab.parse.text import CJK
 from foretab.parse.vocabulary import FILLER_ZH
 
-_CJK_WORD = re.compile(r"[\u3400-\u9fff]{2,}")
+_CJK_WORD = re.compile(f"[{CJK}]{{2,}}")
 _EN_WORD = re.compile(r"[a-z]{3,}")
 _NUMBER_ZH = re.compile(r"[一二两三四五六七八九十百千万几]+个?")
 

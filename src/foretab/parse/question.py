@@ -15,12 +15,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from foretab.parse.text import Token, tokenize
+from foretab.parse.text import CJK, Token, tokenize
 
 if TYPE_CHECKING:  # jieba is imported on the first Chinese question only (~0.5 s to load)
     import jieba
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
+_CJK = re.compile(f"[{CJK}]")
 # What jieba keeps inside one block (its default "han" pattern); anything else splits.
 _NOT_WORD = re.compile(r"[^\u4E00-\u9FD5a-zA-Z0-9+#&._%\-]+")
 

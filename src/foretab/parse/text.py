@@ -13,12 +13,15 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+#: The Chinese characters, for character classes: CJK Unified Ideographs with Extension A,
+#: and the compatibility ideographs. The one statement of what counts as Chinese text.
+CJK = "\u3400-\u9fff\uf900-\ufaff"
 # Chinese characters are not part of a word: "AAPL下个月" is the name "AAPL" and then the
 # time expression (the Chinese side is matched as substrings, not words).
-_LETTERS = r"[^\W_\u3400-\u9fff\uf900-\ufaff]+"
+_LETTERS = rf"[^\W_{CJK}]+"
 _WORD = re.compile(rf"{_LETTERS}(?:['’]{_LETTERS})*", re.UNICODE)
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_CJK = re.compile(f"[{CJK}]")
 # Greek capitals that stand in for Latin ones in romanised names ("MOMA" as "Μ Ο Μ A").
 _LOOKALIKES = str.maketrans("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαβεικμορτυχ", "ABEZHIKMNOPTYXabeikmoptyx")
 
@@ -67,3 +70,12 @@ def normalize(text: str) -> str:
 def has_cjk(text: str) -> bool:
     """True when the text holds Chinese characters (matched as substrings, not words)."""
     return bool(_CJK.search(text))
+
+
+def mask(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with every character inside ``spans`` replaced by ``#`` (lengths kept)."""
+    chars = list(text)
+    for start, end in spans:
+        for i in range(max(start, 0), min(end, len(chars))):
+            chars[i] = "#"
+    return "".join(chars)

@@ -17,10 +17,12 @@ the store into this module; every reader takes them from here.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from foretab.core.plan import Metric
 from foretab.parse.phrases import PHRASES
+from foretab.parse.text import CJK
 
 _WORDS = """
 a about above across after again against ahead all also am among amongst an and any are
@@ -210,10 +212,13 @@ _FILLER_ZH = """
 FILLER_ZH: frozenset[str] = frozenset(_FILLER_ZH.split()) | set(PHRASES.filler_zh)
 
 
+_ALL_CJK = re.compile(f"[{CJK}]+")
+
+
 def _literal_words(*sources: str) -> tuple[str, ...]:
     """The plain Chinese alternatives of regular-expression sources ("均价|房价" → both)."""
     words = (w for source in sources for w in source.split("|"))
-    return tuple(w for w in words if len(w) >= 2 and all("\u3400" <= c <= "\u9fff" for c in w))
+    return tuple(w for w in words if len(w) >= 2 and _ALL_CJK.fullmatch(w))
 
 
 ZH_WORDS: tuple[str, ...] = _literal_words(

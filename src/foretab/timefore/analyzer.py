@@ -9,20 +9,19 @@ then parsed into the ODTQA-FoRe list format, asking again (bounded) when it is u
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from foretab.core.plan import Plan, Task
 from foretab.core.series import Forecast, History
 from foretab.core.stages import Analysis
 from foretab.llm import ChatMessage
+from foretab.parse.text import has_cjk
 from foretab.timefore.errors import AgentError
 from foretab.timefore.examples import Example, pick
 from foretab.timefore.extract import Cell, clean, extract_answer
 from foretab.timefore.prompts import current_rows, future_rows, history_rows, numbered, render
 from foretab.timefore.session import AgentSession, Conversation, ask_until
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 _ANSWER_LABELS = ("<Answer>",)
 _NORMALISED_LABELS = ("<Normalized Answer>", "<Normalizied Answer>", "<Normalised Answer>")
 _REMINDER = "Output only the answer list, e.g. [[12345.67]] or [['Increase']]."
@@ -60,7 +59,7 @@ def answer_text(answer: list[list[Cell]], engine: str, question: str = "") -> st
     parts = [
         " ".join(f"{c:,.2f}" if isinstance(c, float) else str(c) for c in row) for row in answer
     ]
-    if _CJK.search(question):
+    if has_cjk(question):
         return f"{engine} 的回答：" + "；".join(parts) + "。"
     return f"The {engine} answer is " + "; ".join(parts) + "."
 
