@@ -10,13 +10,14 @@ from __future__ import annotations
 import atexit
 import gc
 import itertools
+import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,8 +81,11 @@ if RAM_TEMP_ROOT is not None:
 # the real-corpus store (~4 s), the torch / neuralforecast import (~5 s), the real
 # corpus's entity index of tests/parse (~2 s). The biggest units go first, so the small
 # ones even out the end. (`--dist loadgroup` would do the grouping, but xdist 3.8 cannot
-# rename pytest 9's node ids, so its groups are ignored.) A module is put in a group when
-# its source names the fixture.
+# rename pytest 9's node ids, so its groups are ignored.)
+#
+# Which tests use such a fixture is pytest's own answer (each item's fixture closure, read
+# by the workers after collection); the workers hand it to the scheduler in the controller
+# through a small file named after the controller's process id.
 SHARED_FIXTURE_GROUPS = {
     "bench_store": "bench-store",
     "corpus_db": "corpus-db",
@@ -92,15 +96,35 @@ SHARED_FIXTURE_GROUPS = {
 }
 
 
-def _work_unit(nodeid: str, sources: dict[str, str]) -> str:
-    module = nodeid.split("::", 1)[0]
-    if module not in sources:
-        path = REPO_ROOT / module
-        sources[module] = path.read_text(encoding="utf-8") if path.is_file() else ""
-    for fixture, group in SHARED_FIXTURE_GROUPS.items():
-        if fixture in sources[module]:
-            return f"group:{group}"
-    return module
+def _groups_file(controller_pid: int) -> Path:
+    return Path(tempfile.gettempdir()) / f"foretab-test-groups-{controller_pid}.json"
+
+
+def shared_group(fixturenames: Sequence[str]) -> str | None:
+    """The work unit of a test that uses one of the expensive shared fixtures, else None."""
+    return next(
+        (SHARED_FIXTURE_GROUPS[f] for f in fixturenames if f in SHARED_FIXTURE_GROUPS), None
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reports the collection to the controller
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):
+        return
+    groups = {
+        item.nodeid: group
+        for item in session.items
+        if (group := shared_group(getattr(item, "fixturenames", ()))) is not None
+    }
+    path = _groups_file(os.getppid())
+    part = path.with_suffix(f".{os.getpid()}.part")
+    part.write_text(json.dumps(groups), encoding="utf-8")
+    part.replace(path)  # both workers write the same table; a reader sees one whole
+
+
+def _work_unit(nodeid: str, groups: dict[str, str]) -> str:
+    group = groups.get(nodeid)
+    return f"group:{group}" if group else nodeid.split("::", 1)[0]
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: fine without it (-p no:xdist)
@@ -109,13 +133,22 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
         return None  # an explicit --dist choice is kept
     from xdist.scheduler import LoadScopeScheduling
 
+    path = _groups_file(os.getpid())
+    atexit.register(path.unlink, missing_ok=True)
+
     class SharedFixtureScheduling(LoadScopeScheduling):
         def __init__(self, config: pytest.Config, log: object) -> None:
             super().__init__(config, log)  # type: ignore[arg-type]
-            self._sources: dict[str, str] = {}
+            self._groups: dict[str, str] | None = None
 
         def _split_scope(self, nodeid: str) -> str:
-            return _work_unit(nodeid, self._sources)
+            if self._groups is None:
+                # Read once, when scheduling starts: every worker has collected by then.
+                try:
+                    self._groups = json.loads(path.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    self._groups = {}  # no table: one unit per module, still correct
+            return _work_unit(nodeid, self._groups)
 
     return SharedFixtureScheduling(config, log)
 
