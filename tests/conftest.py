@@ -320,3 +320,46 @@ def empty_store_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[s
     with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
         for each in (name, f"{name}_future"):
             conn.execute(f'DROP DATABASE IF EXISTS "{each}" WITH (FORCE)')
+
+
+# ---- the mini store: the one small fixture corpus most fast tests run on ------------------
+#: ``tests/fixtures/corpus/mini.csv`` (``make_mini.py`` beside it regenerates it); R = 2021-12,
+#: so 2022 is the future store. No forecaster is trained: tests that need the model stage
+#: inject one or train it on a copy.
+MINI_CSV = REPO_ROOT / "tests" / "fixtures" / "corpus" / "mini.csv"
+MINI_REFERENCE_MONTH = "2021-12"
+
+
+def _ingest_mini(db: str) -> None:
+    from foretab.core.months import Month
+    from foretab.store.ingest import ingest_path
+
+    ingest_path(MINI_CSV, db, Month.parse(MINI_REFERENCE_MONTH))
+
+
+@pytest.fixture(scope="session")
+def mini_duckdb(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The mini store on DuckDB, built once per session and only read by the tests."""
+    db = str(tmp_path_factory.mktemp("mini") / "mini.duckdb")
+    _ingest_mini(db)
+    return db
+
+
+@pytest.fixture(scope="session")
+def mini_postgresql(pg_server: PgServer) -> Iterator[str]:
+    """The mini store on the session's PostgreSQL server."""
+    import psycopg
+
+    name = pg_server.fresh_dbname("mini")
+    url = pg_server.url(name)
+    _ingest_mini(url)
+    yield url
+    with psycopg.connect(pg_server.url("postgres"), autocommit=True) as conn:
+        for db in (name, f"{name}_future"):
+            conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["duckdb", "postgresql"])
+def mini_db(request: pytest.FixtureRequest) -> str:
+    """The mini store on each backend in turn."""
+    return request.getfixturevalue(f"mini_{request.param}")

@@ -3,29 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
-from foretab.core.months import Month
 from foretab.engine import Engine
 from foretab.web import AppSettings, EnginePool, create_app
 from foretab.web.gate import LOOPBACK_HOSTS
 from foretab.web.pool import EngineFactory
 from tests.web.banded import BandedPersistence
 
-MINI_CSV = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "mini.csv"
 TEST_HOSTS = (*LOOPBACK_HOSTS, "testserver")
-
-
-@pytest.fixture(scope="session")
-def web_db(tmp_path_factory: pytest.TempPathFactory) -> str:
-    from foretab.store.ingest import ingest_path
-
-    db = str(tmp_path_factory.mktemp("web") / "mini.duckdb")
-    ingest_path(MINI_CSV, db, Month(2021, 12))
-    return db
 
 
 def banded_factory(db: str) -> EngineFactory:
@@ -39,8 +27,8 @@ def banded_factory(db: str) -> EngineFactory:
 
 
 @pytest.fixture
-def pool(web_db: str) -> Iterator[EnginePool]:
-    pool = EnginePool(banded_factory(web_db), size=3, default="oracle")
+def pool(mini_duckdb: str) -> Iterator[EnginePool]:
+    pool = EnginePool(banded_factory(mini_duckdb), size=3, default="oracle")
     yield pool
     pool.close()
 
@@ -51,11 +39,11 @@ def client_for(pool: EnginePool, **settings: object) -> TestClient:
 
 
 @pytest.fixture(scope="module")
-def shared_pool(web_db: str) -> Iterator[EnginePool]:
+def shared_pool(mini_duckdb: str) -> Iterator[EnginePool]:
     """The pool behind ``client``, kept for a module: requests must not change an engine, so
     tests that only send requests share one (building 3 engines per test cost ~3 s each).
     Tests about the pool itself take the fresh ``pool``."""
-    pool = EnginePool(banded_factory(web_db), size=3, default="oracle")
+    pool = EnginePool(banded_factory(mini_duckdb), size=3, default="oracle")
     yield pool
     pool.close()
 

@@ -38,12 +38,12 @@ def _cli_json(*args: str) -> tuple[int, dict]:
     return result.exit_code, json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def test_ask_returns_the_cli_answer_object(client, web_db) -> None:
+def test_ask_returns_the_cli_answer_object(client, mini_duckdb) -> None:
     response = client.post("/api/ask", json={"question": FORECAST})
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("application/json")
     doc = response.json()
-    code, cli = _cli_json("ask", FORECAST, "--db", web_db, "--future", "oracle")
+    code, cli = _cli_json("ask", FORECAST, "--db", mini_duckdb, "--future", "oracle")
     assert code == 0
     assert _without_timings(doc) == _without_timings(cli)
     assert doc["answer"] == [[59947.94]]
@@ -69,10 +69,10 @@ def test_chinese_question_round_trips(client) -> None:
     assert doc["plan"]["projects"][0]["project"] == "Bund Garden"
 
 
-def test_question_errors_are_the_cli_error_object(client, web_db) -> None:
+def test_question_errors_are_the_cli_error_object(client, mini_duckdb) -> None:
     response = client.post("/api/ask", json={"question": UNKNOWN})
     assert response.status_code == 422
-    code, cli = _cli_json("ask", UNKNOWN, "--db", web_db, "--future", "oracle")
+    code, cli = _cli_json("ask", UNKNOWN, "--db", mini_duckdb, "--future", "oracle")
     assert code == 2
     assert response.json() == cli
     error = response.json()["error"]
@@ -224,12 +224,12 @@ def anyio_backend() -> str:
 
 
 @pytest.mark.anyio
-async def test_concurrent_requests_never_share_an_engine(web_db) -> None:
+async def test_concurrent_requests_never_share_an_engine(mini_duckdb) -> None:
     lock = threading.Lock()
     in_use: dict[int, tuple[int, int]] = {}  # engine -> (thread, depth)
     overlaps: list[int] = []
     most = [0]
-    base = banded_factory(web_db)
+    base = banded_factory(mini_duckdb)
 
     def tracked_factory(mode, warm):
         engine = base(mode, warm)
@@ -307,13 +307,13 @@ def test_an_engine_the_server_does_not_offer_is_refused(client) -> None:
     assert client.get("/api/health").json()["engines"] == ["rules"]
 
 
-def test_hybrid_engine_served_next_to_the_rules(web_db, fake_openai) -> None:
+def test_hybrid_engine_served_next_to_the_rules(mini_duckdb, fake_openai) -> None:
     from foretab.llm import OpenAIProvider
     from foretab.web.pool import agent_factory
 
     llm = OpenAIProvider(fake_openai.options())
     pool = EnginePool(
-        banded_factory(web_db),
+        banded_factory(mini_duckdb),
         size=2,
         default="oracle",
         agents=("hybrid", agent_factory(llm)),

@@ -9,9 +9,9 @@ from tests.web.test_api import FORECAST, QUESTIONS, UNKNOWN
 
 
 @pytest.mark.slow
-def test_load_run_reports_statuses_latency_and_memory(web_db: str) -> None:
+def test_load_run_reports_statuses_latency_and_memory(mini_duckdb: str) -> None:
     questions = [FORECAST, *QUESTIONS, UNKNOWN] * 4
-    report = run_load(web_db, questions, concurrency=4, engines=2, future="none", warmup=4)
+    report = run_load(mini_duckdb, questions, concurrency=4, engines=2, future="none", warmup=4)
     assert report.requests == len(questions)
     assert report.errors == 0
     assert report.refused == 4 and report.statuses == {"200": 20, "422": 4}

@@ -55,7 +55,7 @@ def browser() -> Iterator[object]:
 
 
 @pytest.fixture(scope="module")
-def served(web_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def served(mini_duckdb: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``foretab serve`` in its own process, future values from the future store."""
     port = free_port()
     log_path = tmp_path_factory.mktemp("serve") / "serve.log"
@@ -69,7 +69,7 @@ def served(web_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
             "foretab",
             "serve",
             "--db",
-            web_db,
+            mini_duckdb,
             "--port",
             str(port),
             "--future",
@@ -175,8 +175,8 @@ def test_page_answers_with_a_chart_and_trace(browser, served, tmp_path) -> None:
     assert not errors, errors
 
 
-def test_interval_band_and_phone_width(browser, web_db, tmp_path) -> None:
-    pool = EnginePool(banded_factory(web_db), size=2, default="model")
+def test_interval_band_and_phone_width(browser, mini_duckdb, tmp_path) -> None:
+    pool = EnginePool(banded_factory(mini_duckdb), size=2, default="model")
     try:
         with serving(create_app(pool)) as url:
             page = browser.new_page(viewport={"width": 390, "height": 844})
@@ -199,9 +199,9 @@ def test_interval_band_and_phone_width(browser, web_db, tmp_path) -> None:
         pool.close()
 
 
-def test_token_prompt(browser, web_db, tmp_path) -> None:
+def test_token_prompt(browser, mini_duckdb, tmp_path) -> None:
     token = "browser-test-token-0123456789"
-    pool = EnginePool(banded_factory(web_db), size=1, default="none")
+    pool = EnginePool(banded_factory(mini_duckdb), size=1, default="none")
     try:
         with serving(create_app(pool, AppSettings(token=token))) as url:
             page = browser.new_page(viewport={"width": 800, "height": 800})

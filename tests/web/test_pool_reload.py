@@ -17,7 +17,8 @@ from foretab.core.months import Month
 from foretab.store.ingest import ingest_path
 from foretab.web import EnginePool
 from foretab.web.pool import engine_factory
-from tests.web.conftest import MINI_CSV, client_for
+from tests.conftest import MINI_CSV
+from tests.web.conftest import client_for
 
 QUESTION = "What was the price of Bund Garden in Huangpu, Shanghai in March 2021?"
 

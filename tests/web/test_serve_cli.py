@@ -33,14 +33,14 @@ def _serve(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_binding_beyond_loopback_needs_a_token(web_db: str) -> None:
-    code, output = _serve("--db", web_db, "--host", "0.0.0.0")
+def test_binding_beyond_loopback_needs_a_token(mini_duckdb: str) -> None:
+    code, output = _serve("--db", mini_duckdb, "--host", "0.0.0.0")
     assert code == 2
     assert "--token" in output and "0.0.0.0" in output
 
 
-def test_a_short_token_is_refused(web_db: str) -> None:
-    code, output = _serve("--db", web_db, "--host", "0.0.0.0", "--token", "abc")
+def test_a_short_token_is_refused(mini_duckdb: str) -> None:
+    code, output = _serve("--db", mini_duckdb, "--host", "0.0.0.0", "--token", "abc")
     assert code == 2 and "16 characters" in output
 
 
