@@ -12,9 +12,11 @@ pass other implementations — ``ask`` itself has no switches::
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from sqlglot import exp
 
 from foretab.analyze import RuleAnalyzer
 from foretab.core.answer import Answer
@@ -45,8 +47,12 @@ from foretab.parse.lexicon import Lexicon
 from foretab.parse.parser import parse_question
 from foretab.read import GuardedHistoryReader
 from foretab.retrieve import Retriever
-from foretab.sql.guard import GuardedExecutor
+from foretab.sql.forecast_rows import StoreForecasts
+from foretab.sql.guard import GuardedExecutor, QueryResult
 from foretab.store import open_history
+
+if TYPE_CHECKING:
+    from foretab.forecast.source import SeriesModel
 
 T = TypeVar("T")
 
@@ -104,7 +110,12 @@ class Engine:
             self.lexicon = Lexicon.of(self.schema)
             self.index = EntityIndex(entities, self.lexicon.zh_words, self.lexicon.wording)
             # The store itself: the guard reads the generation the store opened.
-            self.guard = GuardedExecutor(self.store, max_rows=max_rows, timeout_s=timeout_s)
+            self.guard = GuardedExecutor(
+                self.store,
+                max_rows=max_rows,
+                timeout_s=timeout_s,
+                forecasts=StoreForecasts(self.store, self._series_model),
+            )
         except BaseException:
             self.store.close()
             raise
@@ -145,6 +156,26 @@ class Engine:
                 self.future_mode, self.db, self.store, self._model, self.level
             )
         return self._future
+
+    def _series_model(self) -> SeriesModel:
+        """The model ``forecast()`` in SQL runs: the one this engine's questions use."""
+        from foretab.forecast.source import ModelSource
+
+        source = self.future if self.future_mode == "model" else None
+        if isinstance(source, ModelSource):
+            return source.model
+        from foretab.forecast.store import load_store_model
+
+        return load_store_model(self.store, self._model)
+
+    def sql(self, sql: str | exp.Expression, params: Sequence[Any] | None = None) -> QueryResult:
+        """Run one read-only SELECT through the engine's SQL guard (``foretab sql``).
+
+        The guarded SQL offers ``forecast('table' [, horizon => N] [, level => p]
+        [, entities => [...]])`` as a relation: the store model's forecasts, the numbers
+        ``ask`` gives (docs/forecast-sql.md). Raises ``GuardError`` with the rule it broke.
+        """
+        return self.guard.execute(sql, params)
 
     def parse(self, question: str) -> Plan:
         return self._plan(question)
