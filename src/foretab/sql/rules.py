@@ -247,7 +247,10 @@ def _check_cte_names(root: exp.Expression, reserved: Collection[str]) -> None:
 
 
 def _is_source_position(node: exp.Expression) -> bool:
-    return isinstance(node.parent, (exp.From, exp.Join, exp.Lateral, exp.Table))
+    # Only the relation itself: a JOIN's ON condition (``a.x = b.x AND ...``) is a value.
+    return node.arg_key == "this" and isinstance(
+        node.parent, (exp.From, exp.Join, exp.Lateral, exp.Table)
+    )
 
 
 def _check_table(table: exp.Table, allowed: Collection[str]) -> None:
