@@ -253,3 +253,34 @@ def test_months_are_dates(engine: Engine) -> None:
         f"SELECT month FROM forecast('{HISTORY_2021}', horizon => 1, entities => ['{PROJECT}'])"
     ).rows
     assert row == (dt.date(2022, 1, 1),)
+
+
+def test_foretab_sql_gives_what_foretab_ask_gives(model_db: str) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from foretab.cli import ask, query  # noqa: F401  (register the commands)
+    from foretab.cli.main import app
+
+    runner = CliRunner()
+    month = R + 2
+    sql = runner.invoke(
+        app,
+        [
+            "sql",
+            f"SELECT value, lo, hi FROM forecast('{HISTORY_2021}', horizon => 2, "
+            f"entities => ['{PROJECT}']) WHERE month = DATE '{month.first_day.isoformat()}'",
+            "--db",
+            model_db,
+            "--json",
+        ],
+    )
+    assert sql.exit_code == 0, sql.output
+    ((value, lo, hi),) = json.loads(sql.stdout)["rows"]
+    asked = runner.invoke(app, ["ask", _question(PROJECT, month), "--db", model_db, "--json"])
+    assert asked.exit_code == 0, asked.output
+    doc = json.loads(asked.stdout)
+    assert doc["answer"] == [[round(value, 2)]]
+    (interval,) = doc["intervals"]
+    assert (round(interval["lo"], 2), round(interval["hi"], 2)) == (round(lo, 2), round(hi, 2))

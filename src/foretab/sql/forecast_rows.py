@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from foretab.forecast.source import SeriesModel
     from foretab.months import Month
     from foretab.sql.guard import GuardedExecutor
+    from foretab.sql.result import QueryResult
     from foretab.store import HistoryStore
 
 
@@ -172,3 +173,23 @@ class StoreForecasts:
 def _observed(history: History, ref: EntityRef, reference: Month, lookback: int) -> bool:
     first = reference - (lookback - 1)
     return any(first <= month <= reference for month in history[ref])
+
+
+def run_query(
+    db: str,
+    sql: str,
+    params: Sequence[object] | None = None,
+    *,
+    max_rows: int,
+    timeout_s: float,
+) -> QueryResult:
+    """``foretab.sql.guard.run_query`` with ``forecast()`` available (``foretab sql``)."""
+    from foretab.sql.guard import GuardedExecutor
+    from foretab.store import open_history
+
+    with open_history(db) as store:
+        forecasts = StoreForecasts(store)
+        with GuardedExecutor(
+            store, max_rows=max_rows, timeout_s=timeout_s, forecasts=forecasts
+        ) as guard:
+            return guard.execute(sql, params)
