@@ -284,3 +284,23 @@ def test_foretab_sql_gives_what_foretab_ask_gives(model_db: str) -> None:
     assert doc["answer"] == [[round(value, 2)]]
     (interval,) = doc["intervals"]
     assert (round(interval["lo"], 2), round(interval["hi"], 2)) == (round(lo, 2), round(hi, 2))
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "forecast-sql.md"
+
+
+def test_docs_page_names_every_rule_and_its_examples_pass_the_guard(model_db: str) -> None:
+    import re
+
+    from foretab.sql.rules import RULES
+
+    text = DOCS.read_text(encoding="utf-8")
+    for rule in (r for r in RULES if r.startswith("forecast-")):
+        assert f"`{rule}`" in text, f"docs/forecast-sql.md does not describe {rule}"
+    for column in ("project_name", "month", "value", "lo", "hi"):
+        assert f"| `{column}`" in text
+    blocks = re.findall(r"```sql\n(.*?)```", text, flags=re.DOTALL)
+    assert len(blocks) >= 2
+    with Engine(model_db) as engine:
+        for block in blocks:
+            assert engine.sql(block).rows, block
