@@ -211,6 +211,32 @@ def test_time_limit_counts_the_forecast(model_db: str) -> None:
                 guard.execute(runaway)
 
 
+def test_memory_and_result_caps_hold(model_db: str) -> None:
+    """The statement runs in the worker under its caps, forecasts or not."""
+    from foretab.store import open_history
+
+    mib = 2**20
+    huge = (
+        "SELECT lpad(a.project_name, 1000000, 'x') AS v "
+        f"FROM forecast('{HISTORY_2021}') a, forecast('{HISTORY_2021}') b"
+    )
+    with open_history(model_db) as store:
+        forecasts = StoreForecasts(store)
+        with GuardedExecutor(
+            store,
+            timeout_s=10.0,
+            memory_bytes=300 * mib,
+            max_result_bytes=400 * mib,
+            forecasts=forecasts,
+        ) as guard:
+            with pytest.raises(QueryError, match="memory"):
+                guard.execute(huge)
+            assert len(guard.execute(f"SELECT * FROM forecast('{HISTORY_2021}')").rows) == 24
+        with GuardedExecutor(store, max_result_bytes=4 * mib, forecasts=forecasts) as guard:
+            capped = guard.execute(huge.replace("1000000", "100000"))
+    assert capped.truncated_by == "bytes" and 0 < len(capped.rows) < 576
+
+
 def test_future_store_is_never_opened(model_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import foretab.future
     import foretab.store
