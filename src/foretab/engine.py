@@ -169,7 +169,7 @@ class Engine:
         return load_store_model(self.store, self._model)
 
     def sql(self, sql: str | exp.Expression, params: Sequence[Any] | None = None) -> QueryResult:
-        """Run one read-only SELECT through the engine's SQL guard (``foretab sql``).
+        """Run one read-only SELECT through the engine's SQL guard (as ``POST /api/sql``).
 
         The guarded SQL offers ``forecast('table' [, horizon => N] [, level => p]
         [, entities => [...]])`` as a relation: the store model's forecasts, the numbers

@@ -330,3 +330,16 @@ def test_docs_page_names_every_rule_and_its_examples_pass_the_guard(model_db: st
     with Engine(model_db) as engine:
         for block in blocks:
             assert engine.sql(block).rows, block
+
+
+def test_elapsed_time_counts_the_forecast(model_db: str) -> None:
+    from foretab.store import open_history
+
+    class Slow(StoreForecasts):
+        def rows(self, calls, guard):  # type: ignore[no-untyped-def]
+            time.sleep(0.3)
+            return super().rows(calls, guard)
+
+    with open_history(model_db) as store, GuardedExecutor(store, forecasts=Slow(store)) as guard:
+        result = guard.execute(f"SELECT * FROM forecast('{HISTORY_2021}')")
+    assert result.elapsed_s >= 0.3

@@ -205,6 +205,9 @@ class GuardedExecutor:
                 # against the statement's limit (``_budget_end``).
                 rows = self.forecasts.rows(reply.calls, self)
                 reply = self._send(replace(request, forecasts=rows, timeout_s=self._time_left()))
+                if isinstance(reply, QueryResult):  # the time the statement took, forecasts too
+                    started = self._budget_end - self.limits.timeout_s
+                    reply = replace(reply, elapsed_s=time.perf_counter() - started)
             if isinstance(reply, NeedsForecasts):
                 raise QueryError("a forecast's own history read cannot call forecast()")
             return reply
