@@ -164,6 +164,33 @@ def test_values_are_bound_not_pasted(engine: Engine) -> None:
     assert engine.guard.prepare(f"SELECT * FROM forecast('{HISTORY_2021}')").startswith("WITH")
 
 
+@pytest.mark.parametrize(
+    "names", [["No Such Project"], ["Tomson Riviera"], [PROJECT, "Poly Central Park 2"]]
+)
+def test_entities_must_be_the_tables(engine: Engine, names: list[str]) -> None:
+    """Names of no entity, or of another place's (Tomson Riviera is in Pudong), are refused."""
+    listed = ", ".join(f"'{n}'" for n in names)
+    with pytest.raises(GuardError) as caught:
+        engine.sql(f"SELECT * FROM forecast('{HISTORY_2021}', entities => [{listed}])")
+    assert caught.value.rule == "forecast-option"
+    assert names[-1] in caught.value.message
+
+
+def test_model_loading_is_not_the_statements_time(model_db: str) -> None:
+    """The model file loads once per engine (like opening the store), outside the limit."""
+    from foretab.store import open_history
+
+    class SlowToLoad(StoreForecasts):
+        def load(self) -> None:
+            time.sleep(1.2)
+            super().load()
+
+    with open_history(model_db) as store:
+        provider = SlowToLoad(store)
+        with GuardedExecutor(store, timeout_s=1.0, forecasts=provider) as guard:
+            assert len(guard.execute(f"SELECT * FROM forecast('{HISTORY_2021}')").rows) == 24
+
+
 def test_placeholders_of_the_statement_still_bind(engine: Engine) -> None:
     rows = engine.sql(
         f"SELECT COUNT(*) FROM forecast('{HISTORY_2021}') WHERE project_name = ? AND value > ?",

@@ -488,18 +488,6 @@ FORECAST_HOSTILE: list[tuple[str, str, str, str | None]] = [
         "forecast-option",
         None,
     ),
-    (
-        "entities-unknown",
-        "SELECT * FROM forecast('{t}', entities => ['No Such Project'])",
-        "forecast-option",
-        None,
-    ),
-    (
-        "entities-of-another-table",
-        "SELECT * FROM forecast('{t}', entities => ['Tomson Riviera'])",
-        "forecast-option",
-        None,
-    ),
     # -- where it may appear: a relation in FROM / JOIN, a few per statement, never in DML
     ("in-select-list", "SELECT forecast('{t}')", "forecast-position", None),
     ("in-where", "SELECT * FROM {t} WHERE price > forecast('{t}')", "forecast-position", None),

@@ -95,6 +95,10 @@ class ForecastProvider(Protocol):
     @property
     def support(self) -> ForecastSupport: ...
 
+    def load(self) -> None:
+        """One-time setup (the model file), timed apart from the statement's limit."""
+        ...
+
     def rows(
         self, calls: Sequence[ForecastCall], guard: GuardedExecutor
     ) -> tuple[ForecastRows, ...]: ...

@@ -47,6 +47,9 @@ class StoreForecasts:
         self._load = model
         self._model: SeriesModel | None = None
 
+    def load(self) -> None:
+        self.model()
+
     def model(self) -> SeriesModel:
         if self._model is None:
             if self._load is not None:
@@ -79,8 +82,8 @@ class StoreForecasts:
                 "`foretab tables` to list them",
             )
         reference = store_reference(self.store)
-        refs = self._entities(entry, call, guard)  # an unknown name is refused before a model loads
         model = self.model()
+        refs = self._entities(entry, call, guard)
         history = self._history(entry, refs, reference, model.lookback, guard)
         # An entity with nothing observed in the model's window has no forecast (a
         # question about it is refused); the relation simply has no rows for it.
