@@ -184,7 +184,7 @@ def _call(node: exp.Anonymous, tables: Collection[str], horizon: int) -> Forecas
         raise GuardError(
             "forecast-table",
             "forecast() needs a catalog table name as its first argument, e.g. "
-            "forecast('project_price_table_jiangning_district_nanjing_2021')",
+            "forecast('<table>') with a name from `foretab tables`",
         )
     table = _table_name(args[0], tables)
     options: dict[str, exp.Expression] = {}
@@ -217,7 +217,7 @@ def _table_name(arg: exp.Expression, tables: Collection[str]) -> str:
         raise GuardError(
             "forecast-table",
             f"forecast()'s first argument must be a catalog table name as a string literal "
-            f"('project_price_table_...'), got {arg.sql()[:60]!r}",
+            f"(forecast('<table>')), got {arg.sql()[:60]!r}",
         )
     name = str(arg.this).lower()
     if name not in tables:
@@ -282,7 +282,7 @@ def _entities(value: exp.Expression | None) -> tuple[str, ...] | None:
         raise GuardError(
             "forecast-option",
             f"entities => must be a non-empty list of at most {MAX_ENTITIES:,} string "
-            "literals, e.g. entities => ['Poly Central Park']",
+            "literals naming the table's entities, e.g. entities => ['A', 'B']",
         )
     return tuple(dict.fromkeys(str(i.this) for i in items))
 
