@@ -91,3 +91,13 @@ def test_bad_statements_exit_2(store, clean_cwd, bad) -> None:
     result = _sql(store, bad)
     assert result.exit_code == 2
     assert "refused" in result.stderr
+
+
+def test_forecast_relation_needs_the_store_model(store, clean_cwd) -> None:
+    """The shared guard store has no fitted model: the error says how to fit one."""
+    result = _sql(store, f"SELECT * FROM forecast('{HISTORY_2021}')")
+    assert result.exit_code == 2
+    assert "no model is stored" in result.stderr
+    refused = _sql(store, f"SELECT * FROM forecast('{FUTURE_2022}')")
+    assert refused.exit_code == 2
+    assert "refused (forecast-table)" in refused.stderr

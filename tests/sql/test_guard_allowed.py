@@ -73,6 +73,20 @@ def test_subqueries_set_operations_and_default_schema(store, clean_cwd) -> None:
     assert result.rows == (("Poly Central Park",),)
 
 
+def test_join_conditions_may_use_and_and_functions(store, clean_cwd) -> None:
+    """``ON a = b AND c = d`` was refused as a table function named ``and``."""
+    sql = f"""
+        SELECT a.project_name, a.price - b.price AS change
+        FROM {HISTORY_2021} a JOIN {HISTORY_2020} b
+          ON a.project_name = b.project_name AND EXTRACT(MONTH FROM a.month) = EXTRACT(MONTH FROM b.month)
+             AND lower(a.project_name) = lower(b.project_name)
+        WHERE a.project_name = ? ORDER BY a.month
+    """
+    with GuardedExecutor(store.db) as guard:
+        result = guard.execute(sql, [PROJECT])
+    assert [row[1] for row in result.rows] == [1000.0] * 12
+
+
 def test_percent_signs_survive_with_parameters(store, clean_cwd) -> None:
     # psycopg reads '%' as a parameter marker; the executor must escape literal ones.
     sql = (

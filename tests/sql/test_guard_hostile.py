@@ -376,12 +376,177 @@ HOSTILE: list[tuple[str, str, str, str | None]] = [
         "unknown-table",
         None,
     ),
+    # -- forecast() where no model is loaded (a bare GuardedExecutor)
+    ("forecast-without-model", "SELECT * FROM forecast('{t}')", "forecast-unavailable", None),
+    (
+        "forecast-future-without-model",
+        "SELECT * FROM forecast('{f}')",
+        "forecast-unavailable",
+        None,
+    ),
+]
+
+# Attacks on forecast(...) itself, run by an executor that can forecast (DESIGN §10).
+FORECAST_HOSTILE: list[tuple[str, str, str, str | None]] = [
+    # -- the table argument: only a catalog history table, named by a string literal
+    ("future-table", "SELECT * FROM forecast('{f}')", "forecast-table", None),
+    ("future-table-upper", "SELECT * FROM FORECAST('{F}')", "forecast-table", None),
+    ("future-table-quoted-fn", "SELECT * FROM \"forecast\"('{f}')", "forecast-table", None),
+    ("future-store-path", "SELECT * FROM forecast('{fut}')", "forecast-table", None),
+    ("history-store-path", "SELECT * FROM forecast('{hist}')", "forecast-table", None),
+    ("file-path", "SELECT * FROM forecast('/etc/passwd')", "forecast-table", None),
+    ("catalog-table", "SELECT * FROM forecast('foretab_catalog')", "forecast-table", None),
+    ("meta-table", "SELECT * FROM forecast('foretab_meta')", "forecast-table", None),
+    ("system-table", "SELECT * FROM forecast('pg_settings')", "forecast-table", None),
+    ("unknown-table", "SELECT * FROM forecast('no_such_table')", "forecast-table", None),
+    ("qualified-name", "SELECT * FROM forecast('main.{t}')", "forecast-table", None),
+    ("identifier-not-string", "SELECT * FROM forecast({t})", "forecast-table", None),
+    ("no-arguments", "SELECT * FROM forecast()", "forecast-table", None),
+    ("only-options", "SELECT * FROM forecast(horizon => 3)", "forecast-table", None),
+    (
+        "cte-as-table",
+        "WITH c AS (SELECT * FROM {t}) SELECT * FROM forecast('c')",
+        "forecast-table",
+        None,
+    ),
+    ("concatenated-name", "SELECT * FROM forecast('{t}' || '')", "forecast-table", None),
+    (
+        "subquery-name",
+        "SELECT * FROM forecast((SELECT max(table_name) FROM foretab_catalog))",
+        "forecast-table",
+        None,
+    ),
+    (
+        "lateral-column-name",
+        "SELECT * FROM {t} a, LATERAL forecast(a.project_name)",
+        "forecast-position",
+        None,
+    ),
+    # -- nesting
+    ("nested-call", "SELECT * FROM forecast(forecast('{t}'))", "forecast-nesting", None),
+    (
+        "nested-in-option",
+        "SELECT * FROM forecast('{t}', horizon => (SELECT count(*) FROM forecast('{t}')))",
+        "forecast-nesting",
+        None,
+    ),
+    # -- options: literals only, in range, once each
+    ("huge-horizon", "SELECT * FROM forecast('{t}', horizon => 100000)", "forecast-option", None),
+    ("past-store-horizon", "SELECT * FROM forecast('{t}', horizon => 13)", "forecast-option", None),
+    (
+        "bigint-horizon",
+        "SELECT * FROM forecast('{t}', horizon => 99999999999999999999999999)",
+        "forecast-option",
+        None,
+    ),
+    ("zero-horizon", "SELECT * FROM forecast('{t}', horizon => 0)", "forecast-option", None),
+    ("negative-horizon", "SELECT * FROM forecast('{t}', horizon => -1)", "forecast-option", None),
+    ("fraction-horizon", "SELECT * FROM forecast('{t}', horizon => 2.5)", "forecast-option", None),
+    ("string-horizon", "SELECT * FROM forecast('{t}', horizon => '12')", "forecast-option", None),
+    (
+        "subquery-horizon",
+        "SELECT * FROM forecast('{t}', horizon => (SELECT 12))",
+        "forecast-option",
+        None,
+    ),
+    (
+        "expression-horizon",
+        "SELECT * FROM forecast('{t}', horizon => 6 + 6)",
+        "forecast-option",
+        None,
+    ),
+    ("column-horizon", "SELECT * FROM forecast('{t}', horizon => price)", "forecast-option", None),
+    ("placeholder-horizon", "SELECT * FROM forecast('{t}', horizon => ?)", "forecast-option", None),
+    ("level-one", "SELECT * FROM forecast('{t}', level => 1)", "forecast-option", None),
+    ("level-tiny", "SELECT * FROM forecast('{t}', level => 0.01)", "forecast-option", None),
+    (
+        "level-expression",
+        "SELECT * FROM forecast('{t}', level => 0.4 + 0.4)",
+        "forecast-option",
+        None,
+    ),
+    ("unknown-option", "SELECT * FROM forecast('{t}', future => true)", "forecast-option", None),
+    ("db-option", "SELECT * FROM forecast('{t}', db => '{fut}')", "forecast-option", None),
+    (
+        "duplicate-option",
+        "SELECT * FROM forecast('{t}', horizon => 3, horizon => 4)",
+        "forecast-option",
+        None,
+    ),
+    ("positional-option", "SELECT * FROM forecast('{t}', 12)", "forecast-option", None),
+    ("second-table", "SELECT * FROM forecast('{t}', '{f}')", "forecast-option", None),
+    (
+        "entities-subquery",
+        "SELECT * FROM forecast('{t}', entities => (SELECT project_name FROM {t}))",
+        "forecast-option",
+        None,
+    ),
+    ("entities-string", "SELECT * FROM forecast('{t}', entities => 'x')", "forecast-option", None),
+    (
+        "entities-column",
+        "SELECT * FROM forecast('{t}', entities => [project_name])",
+        "forecast-option",
+        None,
+    ),
+    # -- where it may appear: a relation in FROM / JOIN, a few per statement, never in DML
+    ("in-select-list", "SELECT forecast('{t}')", "forecast-position", None),
+    ("in-where", "SELECT * FROM {t} WHERE price > forecast('{t}')", "forecast-position", None),
+    ("schema-qualified-call", "SELECT * FROM main.forecast('{t}')", "forecast-position", None),
+    (
+        "too-many-calls",
+        "SELECT * FROM forecast('{t}') a, forecast('{t}') b, forecast('{t}') c, "
+        "forecast('{t}') d, forecast('{t}') e",
+        "forecast-position",
+        None,
+    ),
+    ("in-insert", "INSERT INTO {t} SELECT * FROM forecast('{t}')", "read-only", None),
+    ("in-create-table", "CREATE TABLE evil AS SELECT * FROM forecast('{t}')", "read-only", None),
+    ("in-delete-using", "DELETE FROM {t} USING forecast('{t}') f", "read-only", None),
+    (
+        "with-data-modifying-cte",
+        "WITH d AS (DELETE FROM {t} RETURNING *) SELECT * FROM forecast('{t}')",
+        "read-only",
+        None,
+    ),
+    ("then-drop", "SELECT * FROM forecast('{t}'); DROP TABLE {t}", "single-statement", None),
+    # -- the stand-in relation the guard substitutes cannot be named or shadowed
+    ("stand-in-name", "SELECT * FROM foretab_forecast_1", "unknown-table", None),
+    (
+        "stand-in-cte",
+        "WITH foretab_forecast_1 AS (SELECT 1) SELECT * FROM forecast('{t}')",
+        "cte-name",
+        None,
+    ),
+    (
+        "stand-in-beside-call",
+        "SELECT * FROM forecast('{t}') a JOIN foretab_forecast_1 b ON true",
+        "unknown-table",
+        None,
+    ),
+    # -- a forecast call does not let anything else through
+    (
+        "forbidden-function-beside",
+        "SELECT read_text('/etc/passwd') FROM forecast('{t}')",
+        "forbidden-function",
+        None,
+    ),
+    (
+        "future-table-joined",
+        "SELECT * FROM forecast('{t}') f JOIN {f} x ON true",
+        "unknown-table",
+        None,
+    ),
 ]
 
 
 def _fill(template: str, store) -> str:
     return template.format(
-        t=HISTORY_2021, T=HISTORY_2021.upper(), f=FUTURE_2022, fut=store.future_ref, hist=store.db
+        t=HISTORY_2021,
+        T=HISTORY_2021.upper(),
+        f=FUTURE_2022,
+        F=FUTURE_2022.upper(),
+        fut=store.future_ref,
+        hist=store.db,
     )
 
 
@@ -422,6 +587,49 @@ def test_hostile_statement_is_refused(
     with pytest.raises(GuardError) as caught:
         guard.execute(_fill(statement, store))
     # The executor still works after a refusal.
+    assert guard.execute("SELECT count(*) AS n FROM foretab_catalog").rows[0][0] == 3
+    assert caught.value.rule == expected, caught.value.message
+    assert expected in caught.value.message
+    assert store.snapshot() == before
+    assert os.listdir(worker_cwd) == [], "a statement wrote a file into the worker's folder"
+
+
+def test_forecast_cases_have_known_rules() -> None:
+    assert len(FORECAST_HOSTILE) >= 40
+    assert len({case[0] for case in FORECAST_HOSTILE}) == len(FORECAST_HOSTILE)
+    for _, _, duck_rule, pg_rule in FORECAST_HOSTILE:
+        assert duck_rule in RULES
+        assert pg_rule is None or pg_rule in RULES
+
+
+@pytest.fixture(scope="module")
+def forecasting_guard(store, tmp_path_factory) -> Iterator[tuple[GuardedExecutor, Path]]:
+    """An executor that can forecast (no model is saved with this store: every case must be
+    refused before one would be loaded)."""
+    from foretab.sql.forecast_rows import StoreForecasts
+    from foretab.store import open_history
+
+    folder = tmp_path_factory.mktemp(f"forecast-cwd-{store.backend}")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)
+        with open_history(store.db) as history:
+            provider = StoreForecasts(history)
+            with GuardedExecutor(history, timeout_s=2.0, forecasts=provider) as guard:
+                yield guard, folder
+
+
+@pytest.mark.parametrize(
+    ("statement", "duck_rule", "pg_rule"),
+    [pytest.param(s, d, p, id=name) for name, s, d, p in FORECAST_HOSTILE],
+)
+def test_hostile_forecast_call_is_refused(
+    store, forecasting_guard, clean_cwd, statement, duck_rule, pg_rule
+) -> None:
+    guard, worker_cwd = forecasting_guard
+    expected = pg_rule if (store.backend == "postgresql" and pg_rule) else duck_rule
+    before = store.snapshot()
+    with pytest.raises(GuardError) as caught:
+        guard.execute(_fill(statement, store))
     assert guard.execute("SELECT count(*) AS n FROM foretab_catalog").rows[0][0] == 3
     assert caught.value.rule == expected, caught.value.message
     assert expected in caught.value.message

@@ -11,7 +11,8 @@ from rich.table import Table
 from foretab.cli.common import DbOption, exit_on_error
 from foretab.cli.main import app
 from foretab.cli.safe_text import cell
-from foretab.sql.guard import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, QueryResult, run_query
+from foretab.sql.forecast_rows import run_query
+from foretab.sql.guard import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, QueryResult
 from foretab.sql.jsonable import json_value, result_json
 
 
@@ -38,7 +39,9 @@ def sql(
 
     Only one SELECT (CTEs, UNION, subqueries allowed) over tables listed by `foretab
     tables` (and foretab_catalog) is accepted; anything else is refused with the rule it
-    broke, exit code 2.
+    broke, exit code 2. `forecast('TABLE' [, horizon => N] [, level => P] [, entities =>
+    ['NAME', ...]])` is a relation of the store model's forecasts (project_name, month,
+    value, lo, hi; docs/forecast-sql.md).
     """
     result = run_query(db, query, max_rows=max_rows, timeout_s=timeout)
     if as_json:

@@ -20,6 +20,7 @@ from foretab.errors import StoreError
 from foretab.parse.entities import EntityIndex
 from foretab.parse.lexicon import Lexicon
 from foretab.retrieve import Retriever
+from foretab.sql.forecast_rows import StoreForecasts
 from foretab.sql.guard import GuardedExecutor
 from foretab.store import HistoryStore, open_history
 
@@ -38,6 +39,8 @@ class StoreSession:
     context: StoreContext
     store: HistoryStore
     guard: GuardedExecutor
+    #: ``forecast()`` in the guard's SQL: the store model's forecasts, from history only
+    forecasts: StoreForecasts
 
     @property
     def schema(self) -> CorpusSchema:
@@ -136,7 +139,7 @@ class StoreContext:
 def _session(
     context: StoreContext, store: HistoryStore, max_rows: int, timeout_s: float
 ) -> StoreSession:
+    forecasts = StoreForecasts(store)
     # The store itself: the guard reads the generation the store opened.
-    return StoreSession(
-        context, store, GuardedExecutor(store, max_rows=max_rows, timeout_s=timeout_s)
-    )
+    guard = GuardedExecutor(store, max_rows=max_rows, timeout_s=timeout_s, forecasts=forecasts)
+    return StoreSession(context, store, guard, forecasts)

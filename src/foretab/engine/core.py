@@ -13,7 +13,7 @@ is built (``foretab.engine.build``) — ``ask`` itself has no switches::
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -37,8 +37,12 @@ from foretab.forecast.sources import LazySource
 from foretab.limits import check_question
 
 if TYPE_CHECKING:
+    from sqlglot import exp
+
     from foretab.corpus.schema import CorpusSchema
+    from foretab.forecast.source import SeriesModel
     from foretab.sql.guard import GuardedExecutor
+    from foretab.sql.result import QueryResult
     from foretab.store import HistoryStore
 
 T = TypeVar("T")
@@ -66,6 +70,8 @@ class Engine:
     def __init__(self, session: StoreSession, stages: Stages, *, kind: str = "rules") -> None:
         self.session = session
         self.stages = stages
+        # forecast() in SQL forecasts with the model this engine's questions use.
+        session.forecasts.use(self.series_model)
         #: which engine this is (``rules``, ``timefore``, ``vanilla``, ``hybrid:…``), for answers
         self.kind = kind
 
@@ -130,6 +136,32 @@ class Engine:
         """The future source, loaded now if it is loaded on first use."""
         source = self.stages.future
         return source.loaded() if isinstance(source, LazySource) else source
+
+    def series_model(self) -> SeriesModel:
+        """The model ``forecast()`` in SQL runs: the one this engine's questions use.
+
+        Never the oracle's source: that would open the future store.
+        """
+        from foretab.forecast.source import ModelSource
+        from foretab.forecast.store import load_store_model
+
+        source = self.stages.future
+        if isinstance(source, LazySource) and source.mode == "model":
+            source = source.loaded()
+        if isinstance(source, ModelSource):
+            return source.model
+        return load_store_model(
+            self.store, source.model if isinstance(source, LazySource) else None
+        )
+
+    def sql(self, sql: str | exp.Expression, params: Sequence[Any] | None = None) -> QueryResult:
+        """Run one read-only SELECT through the engine's SQL guard (as ``POST /api/sql``).
+
+        The guarded SQL offers ``forecast('table' [, horizon => N] [, level => p]
+        [, entities => [...]])`` as a relation: the store model's forecasts, the numbers
+        ``ask`` gives (docs/forecast-sql.md). Raises ``GuardError`` with the rule it broke.
+        """
+        return self.guard.execute(sql, params)
 
     def close(self) -> None:
         self.session.close()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from foretab.core.answer import Answer
 from foretab.core.trace import PlanStep
@@ -12,10 +12,13 @@ from foretab.errors import QuestionError
 from foretab.limits import check_question
 
 if TYPE_CHECKING:
+    from sqlglot import exp
+
     from foretab.core.stages import FutureSource
     from foretab.engine.context import StoreContext
     from foretab.engine.llm import LLMEngine
     from foretab.sql.guard import GuardedExecutor
+    from foretab.sql.result import QueryResult
     from foretab.store import HistoryStore
     from foretab.timefore.session import AgentSession
 
@@ -62,6 +65,10 @@ class HybridEngine:
         if self.last_engine != "timefore" or self._agents is None:
             return None
         return self._agents.llm_session
+
+    def sql(self, sql: str | exp.Expression, params: Sequence[Any] | None = None) -> QueryResult:
+        """SQL through the rules engine's guard (``Engine.sql``)."""
+        return self.rules.sql(sql, params)
 
     def ask(self, question: str) -> Answer:
         from foretab.timefore.planner import is_entity_error

@@ -42,7 +42,9 @@ def model_future(
     """``--future model|oracle|none``, loaded on first use."""
     context = session.context
     return LazySource(
-        lambda: sources.future_source(future, context.db, session.store, model, level)
+        lambda: sources.future_source(future, context.db, session.store, model, level),
+        mode=future,
+        model=model,
     )
 
 

@@ -94,8 +94,22 @@ class ModelSource:
         return cls(model, level=level, last_seen=last_seen)
 
     def forecast(self, plan: Plan, history: History) -> Forecast:
-        reference = plan.reference_month
-        months = plan.future_months
+        return self.forecast_series(
+            plan.entities, plan.reference_month, plan.future_months, history
+        )
+
+    def forecast_series(
+        self,
+        refs: Sequence[EntityRef],
+        reference: Month,
+        months: Sequence[Month],
+        history: History,
+    ) -> Forecast:
+        """``refs``' forecasts for ``months`` (after ``reference``) from ``history``.
+
+        What a question's forecast stage runs, and what the SQL ``forecast()`` relation
+        runs for a table's entities (``foretab.sql.forecast_rows``).
+        """
         if not months:
             return Forecast(self.name)
         horizon = months[-1].minus(reference)
@@ -105,7 +119,6 @@ class ModelSource:
                 f"{(reference + 1).label} to {(reference + MAX_HORIZON).label}",
                 suggestions=(f"ask about at most {MAX_HORIZON} months after {reference.label}",),
             )
-        refs = plan.entities
         lookback = self.model.lookback
         arr = history_array(history, refs, reference, lookback)
         for i, ref in enumerate(refs):

@@ -91,9 +91,14 @@ class LazySource:
     without a trained model still answers them.
     """
 
-    def __init__(self, load: Callable[[], FutureSource]) -> None:
+    def __init__(
+        self, load: Callable[[], FutureSource], mode: str = "model", model: str | None = None
+    ) -> None:
         self._load = load
         self._source: FutureSource | None = None
+        #: what it loads: ``--future`` ``model`` / ``oracle`` / ``none``, and the model's name
+        self.mode = mode
+        self.model = model
 
     def loaded(self) -> FutureSource:
         if self._source is None:

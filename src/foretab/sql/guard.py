@@ -12,7 +12,9 @@ hard deadline and whose memory is capped (``foretab.sql.limits``)::
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 from types import TracebackType
 from typing import Any
 
@@ -20,12 +22,14 @@ from sqlglot import exp
 
 from foretab.errors import GuardError, QueryError, QueryTimeoutError
 from foretab.sql.connect import HistoryTarget, LocationLike, resolve_target
+from foretab.sql.forecast_call import ForecastProvider
 from foretab.sql.limits import (
     DEFAULT_MAX_QUERY_CHARS,
     DEFAULT_MAX_RESULT_BYTES,
     DEFAULT_MAX_ROWS,
     DEFAULT_MEMORY_BYTES,
     DEFAULT_TIMEOUT_S,
+    HARD_DEADLINE_FACTOR,
     OPEN_TIMEOUT_S,
     GuardLimits,
     describe_bytes,
@@ -33,7 +37,14 @@ from foretab.sql.limits import (
 from foretab.sql.pool import DeadlineExceeded, Worker, WorkerDied, acquire, prestart, release
 from foretab.sql.result import QueryResult
 from foretab.sql.rules import RULES
-from foretab.sql.worker import Failure, Opened, OpenRequest, Prepared, QueryRequest
+from foretab.sql.worker import (
+    Failure,
+    NeedsForecasts,
+    Opened,
+    OpenRequest,
+    Prepared,
+    QueryRequest,
+)
 
 
 class GuardedExecutor:
@@ -41,7 +52,9 @@ class GuardedExecutor:
 
     ``location`` is a ``--db`` string (DuckDB path or ``postgresql://`` URL) or a
     ``StoreLocation``; only its history store is opened. ``allowed_tables`` defaults to
-    every table listed in ``foretab_catalog`` (plus the catalog itself).
+    every table listed in ``foretab_catalog`` (plus the catalog itself). ``forecasts``
+    computes the rows of ``forecast()`` calls (``foretab.sql.forecast_rows``); without it
+    such a call is refused.
     """
 
     def __init__(
@@ -54,7 +67,10 @@ class GuardedExecutor:
         max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
         max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
         memory_bytes: int = DEFAULT_MEMORY_BYTES,
+        forecasts: ForecastProvider | None = None,
     ) -> None:
+        self.forecasts = forecasts
+        self._budget_end: float | None = None  # when the running statement's time is up
         self.limits = GuardLimits(
             timeout_s=timeout_s,
             max_rows=max_rows,
@@ -168,20 +184,59 @@ class GuardedExecutor:
                 f"{self.limits.max_query_chars:,}. Shorten it (fewer literals, a join instead "
                 "of a long IN list)",
             )
+        outermost = self._budget_end is None
+        if outermost:
+            self._budget_end = time.perf_counter() + self.limits.timeout_s
+        try:
+            request = QueryRequest(
+                sql=sql,
+                params=params,
+                prepare_only=prepare_only,
+                max_rows=self.limits.max_rows,
+                max_result_bytes=self.limits.max_result_bytes,
+                timeout_s=self._time_left(),
+                forecast=None if self.forecasts is None else self.forecasts.support,
+            )
+            reply = self._send(request)
+            if isinstance(reply, NeedsForecasts) and outermost:
+                assert self.forecasts is not None
+                # Loading the model file happens once per engine, like opening the store:
+                # not the statement's time.
+                loading = time.perf_counter()
+                self.forecasts.load()
+                assert self._budget_end is not None
+                self._budget_end += time.perf_counter() - loading
+                # Computed here, on the engine's side (the model is not in the worker), from
+                # history read through this guard: its reads and the model's time count
+                # against the statement's limit (``_budget_end``).
+                rows = self.forecasts.rows(reply.calls, self)
+                reply = self._send(replace(request, forecasts=rows, timeout_s=self._time_left()))
+                if isinstance(reply, QueryResult):  # the time the statement took, forecasts too
+                    started = self._budget_end - self.limits.timeout_s
+                    reply = replace(reply, elapsed_s=time.perf_counter() - started)
+            if isinstance(reply, NeedsForecasts):
+                raise QueryError("a forecast's own history read cannot call forecast()")
+            return reply
+        finally:
+            if outermost:
+                self._budget_end = None
+
+    def _time_left(self) -> float:
+        """Seconds the running statement has left (its forecasts' reads share the limit)."""
+        assert self._budget_end is not None
+        left = self._budget_end - time.perf_counter()
+        if left <= 0:
+            raise self._timeout_error()
+        return left
+
+    def _send(self, request: QueryRequest) -> object:
         if self._worker is None:
             self._open()  # the last worker was killed at a deadline: a fresh one
         worker = self._worker
         assert worker is not None
-        request = QueryRequest(
-            sql=sql,
-            params=params,
-            prepare_only=prepare_only,
-            max_rows=self.limits.max_rows,
-            max_result_bytes=self.limits.max_result_bytes,
-            timeout_s=self.limits.timeout_s,
-        )
+        deadline = request.timeout_s * HARD_DEADLINE_FACTOR
         try:
-            reply = worker.call(request, self.limits.hard_deadline_s)
+            reply = worker.call(request, deadline)
         except DeadlineExceeded:
             self._worker = None
             prestart(self.limits.memory_bytes)

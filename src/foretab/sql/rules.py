@@ -30,6 +30,17 @@ RULES: dict[str, str] = {
     "functions (nothing that touches files, settings, sessions or runs SQL from a string)",
     "query-size": "statements are at most 100,000 characters (GuardedExecutor max_query_chars)",
     "cte-name": "a CTE may not be named like an existing table, view or system relation",
+    # forecast(table [, horizon => N] [, level => p] [, entities => [...]]): DESIGN §10
+    "forecast-table": "forecast()'s first argument is a string literal naming a history table "
+    "of the store's catalog (never the future store, a CTE, a path or an expression)",
+    "forecast-option": "forecast() options are horizon => 1..the store's horizon, level => "
+    "0.5..0.98, entities => a list of string literals naming the table's entities; literals "
+    "only, each at most once",
+    "forecast-nesting": "no forecast() inside forecast()'s own arguments",
+    "forecast-position": "forecast(...) is a relation: in FROM or JOIN only, unqualified, at "
+    "most 4 calls per statement",
+    "forecast-unavailable": "forecast() runs only where the store's fitted model is loaded "
+    "(Engine.sql, foretab sql, POST /api/sql)",
 }
 
 # Schemas that name the store's own default namespace (DuckDB ``main``, PostgreSQL
@@ -236,7 +247,10 @@ def _check_cte_names(root: exp.Expression, reserved: Collection[str]) -> None:
 
 
 def _is_source_position(node: exp.Expression) -> bool:
-    return isinstance(node.parent, (exp.From, exp.Join, exp.Lateral, exp.Table))
+    # Only the relation itself: a JOIN's ON condition (``a.x = b.x AND ...``) is a value.
+    return node.arg_key == "this" and isinstance(
+        node.parent, (exp.From, exp.Join, exp.Lateral, exp.Table)
+    )
 
 
 def _check_table(table: exp.Table, allowed: Collection[str]) -> None:

@@ -22,6 +22,7 @@ import sqlglot
 from sqlglot import exp
 
 from foretab.errors import ForetabError, GuardError, QueryError, QueryTimeoutError, StoreError
+from foretab.sql.forecast_call import ForecastCall, ForecastRows, ForecastSupport
 from foretab.sql.result import QueryResult
 from foretab.sql.statement import checked_query
 
@@ -59,6 +60,17 @@ class QueryRequest:
     max_rows: int
     max_result_bytes: int
     timeout_s: float
+    #: the executor can forecast (``forecast()`` calls are refused without it)
+    forecast: ForecastSupport | None = None
+    #: the rows of the statement's forecast calls, once the parent computed them
+    forecasts: tuple[ForecastRows, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NeedsForecasts:
+    """The statement checked and has ``forecast()`` calls: compute them, then send it again."""
+
+    calls: tuple[ForecastCall, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +220,7 @@ class _Session:
         sql = _USER_FUNCTIONS_SQL[self.dialect]
         return [str(r[0]) for r in self.conn.fetch(sqlglot.parse_one(sql, read=self.dialect)).rows]
 
-    def run(self, request: QueryRequest) -> QueryResult | Prepared:
+    def run(self, request: QueryRequest) -> QueryResult | Prepared | NeedsForecasts:
         started = time.perf_counter()
         # The engine is asked to stop at the limit; the parent kills this process soon
         # after if it does not (planning, or work the engine cannot interrupt).
@@ -222,20 +234,34 @@ class _Session:
         finally:
             self.watchdog.disarm()
 
-    def _run(self, request: QueryRequest, started: float) -> QueryResult | Prepared:
-        query, text = checked_query(
-            request.sql, self.dialect, self.allowed, self.reserved, request.max_rows + 1
+    def _run(
+        self, request: QueryRequest, started: float
+    ) -> QueryResult | Prepared | NeedsForecasts:
+        checked = checked_query(
+            request.sql,
+            self.dialect,
+            self.allowed,
+            self.reserved,
+            request.max_rows + 1,
+            request.forecast,
+            request.forecasts,
         )
+        query, text = checked.query, checked.text
         if request.prepare_only:
             return Prepared(text)
-        n_placeholders = sum(1 for _ in query.find_all(exp.Placeholder))
+        if not checked.bound:
+            return NeedsForecasts(checked.calls)
+        n_placeholders = sum(1 for _ in query.find_all(exp.Placeholder)) - len(checked.params)
         if n_placeholders != len(request.params):
             raise QueryError(
                 f"the query has {n_placeholders} placeholder(s) but {len(request.params)} "
                 "parameter(s) were given; pass one value per '?'"
             )
         rows = self.conn.fetch(
-            query, request.params, max_rows=request.max_rows, max_bytes=request.max_result_bytes
+            query,
+            (*checked.params, *request.params),
+            max_rows=request.max_rows,
+            max_bytes=request.max_result_bytes,
         )
         return QueryResult(
             columns=rows.columns,

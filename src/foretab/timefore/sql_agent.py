@@ -6,6 +6,9 @@ only, row cap, time limit) and returns the rows or the guard's / database's erro
 the LLM repairs from — up to ``max_iterations`` calls (25 in the paper). A statement the
 guard refuses (``DROP TABLE``, a future-year table, a second statement) never runs.
 The final SQL becomes the question's history, read once more through the same guard.
+The guard offers ``forecast('table', horizon => N)`` too (the store model's forecasts as a
+relation, DESIGN §10), so the LLM can read forecasts — rank projects by their 2022
+forecast — in one statement through the same tool.
 """
 
 from __future__ import annotations
@@ -34,7 +37,9 @@ TOOL_NAME = "sqlQueryTool"
 SQL_TOOL = ToolSpec(
     name=TOOL_NAME,
     description="Execute one read-only SQL SELECT on the history price database and return "
-    "its rows, or the error message if it fails or is refused.",
+    "its rows, or the error message if it fails or is refused. Besides the tables, "
+    "forecast('<table>', horizon => N) is a relation of the price model's forecasts "
+    "(project_name, month, value, lo, hi) for the N months after the current month.",
     parameters={
         "type": "object",
         "properties": {
@@ -81,17 +86,17 @@ class ProjectResolver:
         return rows_to_history(result, refs)
 
 
-def result_text(result: QueryResult, rows: int = PREVIEW_ROWS) -> str:
-    """What the tool tells the LLM: columns, the first rows, the row count."""
-    return json.dumps(
-        {
-            "columns": list(result.columns),
-            "rows": [[json_value(v) for v in row] for row in result.rows[:rows]],
-            "row_count": len(result.rows),
-            "truncated": result.truncated or len(result.rows) > rows,
-        },
-        ensure_ascii=False,
-    )
+def result_text(result: QueryResult, rows: int = PREVIEW_ROWS, note: str = "") -> str:
+    """What the tool tells the LLM: columns, the first rows, the row count (and a note)."""
+    doc: dict[str, object] = {
+        "columns": list(result.columns),
+        "rows": [[json_value(v) for v in row] for row in result.rows[:rows]],
+        "row_count": len(result.rows),
+        "truncated": result.truncated or len(result.rows) > rows,
+    }
+    if note:
+        doc["note"] = note
+    return json.dumps(doc, ensure_ascii=False)
 
 
 def tool_calls_of(reply: ChatReply, name: str, iteration: int) -> tuple[tuple[ToolCall, ...], bool]:
@@ -163,21 +168,30 @@ class SQLAgentReader:
 
     def _tool(
         self, call: ToolCall, plan: Plan, retrieval: Retrieval
-    ) -> tuple[str, tuple[str, QueryResult, History] | None]:
+    ) -> tuple[str, tuple[str, QueryResult, History] | None, bool]:
+        """The tool's reply, the history it read (a final-SQL candidate), whether it ran."""
         started = time.perf_counter()
         ok: tuple[str, QueryResult, History] | None = None
+        ran = False
         try:
             sql = tool_sql(call)
-            result, history = self._run(sql, plan, retrieval)
-            text = result_text(result)
-            ok = (sql, result, history)
+            result = self.guard.execute(sql)
+            ran = True
+            try:
+                ok = (sql, result, self.resolver.history(result, plan, retrieval))
+                text = result_text(result)
+            except ForetabError as error:
+                # It ran (a forecast() ranking, a count): the LLM reads the rows, and why
+                # this statement cannot be the final history SQL.
+                text = result_text(
+                    result, note=f"the final SQL cannot be this statement: {error.message}"
+                )
         except ForetabError as error:
             text = f"Error: {error.message}"
         self.session.tool(
-            self.name, call.name, call.arguments, text, ok is not None,
-            time.perf_counter() - started,
-        )  # fmt: skip
-        return text, ok
+            self.name, call.name, call.arguments, text, ran, time.perf_counter() - started
+        )
+        return text, ok, ran
 
     def read(self, plan: Plan, retrieval: Retrieval) -> HistoryRead:
         tables = [t.table_name for t in retrieval.tables]
@@ -208,7 +222,7 @@ class SQLAgentReader:
             calls, native = tool_calls_of(reply, TOOL_NAME, iteration)
             if calls:
                 for call in calls:
-                    text, ok = self._tool(call, plan, retrieval)
+                    text, ok, _ = self._tool(call, plan, retrieval)
                     last_ok = ok or last_ok
                     last_problem = "" if ok else text
                     conversation.add(tool_message(call, text, native))

@@ -249,7 +249,7 @@ def _add_api(app: FastAPI, pool: EnginePool) -> None:
     @app.post("/api/sql", response_model=SqlResultDoc, responses=_ERRORS, tags=["store"])
     async def sql(request: SqlRequest) -> SqlResultDoc:
         """One read-only SELECT through the SQL guard (as `foretab sql --json`)."""
-        result = await pool.run(None, lambda e: e.guard.execute(request.sql, request.params))
+        result = await pool.run(None, lambda e: e.sql(request.sql, request.params))
         return SqlResultDoc(
             columns=list(result.columns),
             rows=[[json_value(v) for v in row] for row in result.rows],
