@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -29,7 +28,7 @@ from foretab.timefore.errors import AgentError
 from foretab.timefore.examples import Example
 from foretab.timefore.prompts import HORIZON, LOOKBACK, history_rows, render
 from foretab.timefore.session import AgentSession, Conversation
-from foretab.timefore.sql_agent import tool_calls_of, tool_message
+from foretab.timefore.tools import ToolResult, tool_turn
 
 if TYPE_CHECKING:
     from foretab.forecast.base import Imputer
@@ -270,25 +269,15 @@ class ToolForecaster:
 
     def _call(
         self, call: ToolCall, refs: Sequence[EntityRef]
-    ) -> tuple[str, tuple[EntityRef, dict[Month, ForecastPoint]] | None]:
-        started = time.perf_counter()
-        done = None
-        try:
-            if call.name != TOOL_NAME:
-                raise LLMReplyError(f"there is no tool {call.name!r}; call {TOOL_NAME}")
-            args = call.parsed_arguments()
-            values = parse_data(args.get("data"))
-            ref = self._resolve(args.get("project"), refs)
-            points = self.tool(values)
-            done = (ref, points)
-            text = tool_output(ref, points)
-        except ForetabError as error:
-            text = f"Error: {error.message}"
-        self.session.tool(
-            self.name, call.name, call.arguments, text, done is not None,
-            time.perf_counter() - started,
-        )  # fmt: skip
-        return text, done
+    ) -> ToolResult[tuple[EntityRef, dict[Month, ForecastPoint]]]:
+        """Run one ``imputationThenPredictionTool`` call; its value is the project's forecast."""
+        if call.name != TOOL_NAME:
+            raise LLMReplyError(f"there is no tool {call.name!r}; call {TOOL_NAME}")
+        args = call.parsed_arguments()
+        values = parse_data(args.get("data"))
+        ref = self._resolve(args.get("project"), refs)
+        points = self.tool(values)
+        return ToolResult(tool_output(ref, points), (ref, points), ran=True)
 
     def forecast(self, plan: Plan, history: History) -> Forecast:
         refs = tuple(plan.entities) or tuple(history)
@@ -308,27 +297,25 @@ class ToolForecaster:
         failures = 0
         # One call per project, the final answer, and the retries: no endless tool loops.
         for iteration in range(1, len(refs) + self.retries + 2):
-            reply = self.session.chat(
+            _, outcomes = tool_turn(
+                self.session,
                 self.name,
                 conversation,
+                FORECAST_TOOL,
+                lambda call: self._call(call, refs),
                 purpose=f"forecast (iteration {iteration})",
-                tools=[FORECAST_TOOL],
-                tool_choice="auto",
+                iteration=iteration,
             )
-            conversation.add_reply(reply)
-            missing = [r for r in refs if r not in results]
-            calls, native = tool_calls_of(reply, TOOL_NAME, iteration)
-            if calls:
-                for call in calls:
-                    text, done = self._call(call, refs)
-                    if done is None:
+            if outcomes:
+                for outcome in outcomes:
+                    if outcome.value is None:
                         failures += 1
                     else:
-                        results[done[0]] = done[1]
-                    conversation.add(tool_message(call, text, native))
+                        results[outcome.value[0]] = outcome.value[1]
                 if failures > self.retries:
                     break
                 continue
+            missing = [r for r in refs if r not in results]
             if not missing:
                 break  # the final "<Future Price>: ..." reply
             failures += 1

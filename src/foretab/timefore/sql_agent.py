@@ -14,7 +14,6 @@ forecast — in one statement through the same tool.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Sequence
 
 from foretab.core.catalog import Retrieval
@@ -22,16 +21,20 @@ from foretab.core.plan import EntityRef, Plan
 from foretab.core.series import History
 from foretab.core.stages import HistoryRead
 from foretab.errors import ForetabError, QueryError
-from foretab.llm import ChatMessage, ChatReply, ToolCall, ToolSpec
+from foretab.llm import ChatMessage, ToolCall, ToolSpec
 from foretab.llm.errors import LLMReplyError
 from foretab.read.reader import rows_to_history
 from foretab.sql.guard import GuardedExecutor, QueryResult
 from foretab.sql.jsonable import json_value
 from foretab.timefore.errors import AgentError
 from foretab.timefore.examples import Example, pick
-from foretab.timefore.extract import clean, extract_sql, looks_like_refusal, text_tool_calls
+from foretab.timefore.extract import clean, extract_sql, looks_like_refusal
 from foretab.timefore.prompts import render, sql_examples
 from foretab.timefore.session import AgentSession, Conversation
+from foretab.timefore.tools import ToolResult, tool_turn
+
+#: What a successful ``sqlQueryTool`` call read: its SQL, the rows and the history in them.
+_Read = tuple[str, QueryResult, History]
 
 TOOL_NAME = "sqlQueryTool"
 SQL_TOOL = ToolSpec(
@@ -99,26 +102,6 @@ def result_text(result: QueryResult, rows: int = PREVIEW_ROWS, note: str = "") -
     return json.dumps(doc, ensure_ascii=False)
 
 
-def tool_calls_of(reply: ChatReply, name: str, iteration: int) -> tuple[tuple[ToolCall, ...], bool]:
-    """The reply's tool calls, and whether they were native (else written in its text)."""
-    if reply.tool_calls:
-        return reply.tool_calls, True
-    found = text_tool_calls(reply.text, (name,))
-    calls = tuple(
-        ToolCall(id=f"text_call_{iteration}_{i}", name=n, arguments=a)
-        for i, (n, a) in enumerate(found)
-    )
-    return calls, False
-
-
-def tool_message(call: ToolCall, result: str, native: bool) -> ChatMessage:
-    """A tool's result as the next message: a tool message, or user text for a text call."""
-    if native:
-        return ChatMessage.tool_result(call.id, result)
-    # Servers refuse a tool message that answers no tool call of the assistant message.
-    return ChatMessage.user(f"{call.name} result: {result}")
-
-
 def tool_sql(call: ToolCall) -> str:
     """The SQL of a ``sqlQueryTool`` call, or ``LLMReplyError`` saying what is wrong."""
     if call.name != TOOL_NAME:
@@ -166,32 +149,18 @@ class SQLAgentReader:
         result = self.guard.execute(sql)
         return result, self.resolver.history(result, plan, retrieval)
 
-    def _tool(
-        self, call: ToolCall, plan: Plan, retrieval: Retrieval
-    ) -> tuple[str, tuple[str, QueryResult, History] | None, bool]:
-        """The tool's reply, the history it read (a final-SQL candidate), whether it ran."""
-        started = time.perf_counter()
-        ok: tuple[str, QueryResult, History] | None = None
-        ran = False
+    def _tool(self, call: ToolCall, plan: Plan, retrieval: Retrieval) -> ToolResult[_Read]:
+        """Run one ``sqlQueryTool`` call; its value is the history read (a final-SQL candidate)."""
+        sql = tool_sql(call)
+        result = self.guard.execute(sql)
         try:
-            sql = tool_sql(call)
-            result = self.guard.execute(sql)
-            ran = True
-            try:
-                ok = (sql, result, self.resolver.history(result, plan, retrieval))
-                text = result_text(result)
-            except ForetabError as error:
-                # It ran (a forecast() ranking, a count): the LLM reads the rows, and why
-                # this statement cannot be the final history SQL.
-                text = result_text(
-                    result, note=f"the final SQL cannot be this statement: {error.message}"
-                )
+            read = (sql, result, self.resolver.history(result, plan, retrieval))
         except ForetabError as error:
-            text = f"Error: {error.message}"
-        self.session.tool(
-            self.name, call.name, call.arguments, text, ran, time.perf_counter() - started
-        )
-        return text, ok, ran
+            # It ran (a forecast() ranking, a count): the LLM reads the rows, and why this
+            # statement cannot be the final history SQL.
+            note = f"the final SQL cannot be this statement: {error.message}"
+            return ToolResult(result_text(result, note=note), None, ran=True)
+        return ToolResult(result_text(result), read, ran=True)
 
     def read(self, plan: Plan, retrieval: Retrieval) -> HistoryRead:
         tables = [t.table_name for t in retrieval.tables]
@@ -211,21 +180,19 @@ class SQLAgentReader:
         last_ok: tuple[str, QueryResult, History] | None = None
         last_problem = ""
         for iteration in range(1, self.max_iterations + 1):
-            reply = self.session.chat(
+            reply, results = tool_turn(
+                self.session,
                 self.name,
                 conversation,
+                SQL_TOOL,
+                lambda call: self._tool(call, plan, retrieval),
                 purpose=f"SQL generation (iteration {iteration})",
-                tools=[SQL_TOOL],
-                tool_choice="auto",
+                iteration=iteration,
             )
-            conversation.add_reply(reply)
-            calls, native = tool_calls_of(reply, TOOL_NAME, iteration)
-            if calls:
-                for call in calls:
-                    text, ok, _ = self._tool(call, plan, retrieval)
-                    last_ok = ok or last_ok
-                    last_problem = "" if ok else text
-                    conversation.add(tool_message(call, text, native))
+            if results:
+                for outcome in results:
+                    last_ok = outcome.value or last_ok
+                    last_problem = "" if outcome.value else outcome.text
                 continue
             sql = extract_sql(reply.text)
             if sql is None and last_ok is not None and not last_problem:
