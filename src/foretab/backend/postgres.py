@@ -291,10 +291,22 @@ class PostgresConnection:
         max_rows: int | None = None,
         max_bytes: int | None = None,
     ) -> Rows:
+        values = bound_values(query, params)
+        return self.fetch_text(
+            self.backend.render(query), values, max_rows=max_rows, max_bytes=max_bytes
+        )
+
+    def fetch_text(
+        self,
+        sql: str,
+        values: list[object],
+        *,
+        max_rows: int | None = None,
+        max_bytes: int | None = None,
+    ) -> Rows:
+        """``fetch`` of a statement already rendered for the driver, one value per marker."""
         import psycopg
 
-        values = bound_values(query, params)
-        sql = self.backend.render(query)
         conn = self.driver
         if conn is None:
             raise QueryError("the connection is closed; open the store again")
