@@ -32,6 +32,9 @@ class QuestionTypeClassifier:
     """Word n-gram TF-IDF + logistic regression: question text → ``Task``."""
 
     def __init__(self, questions: Sequence[str], tasks: Sequence[Task]) -> None:
+        from foretab.extras import require
+
+        require("sklearn", "llm")
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import LogisticRegression
 
