@@ -33,7 +33,7 @@ def test_default_forecaster_beats_the_paper_on_val() -> None:
     assert lgbm.mae < 2_600 and lgbm.mre < 0.105
     assert lgbm.mae < 0.75 * naive.mae
     # The timing is measured and printed by `foretab bench forecast`, not asserted here: a
-    # shared CI machine's load decides it (README "Forecasting" has the figure).
+    # shared CI machine's load decides it (docs/benchmarks/forecasting.md has the figure).
     assert result.default_predict_3000_s is not None and result.default_predict_3000_s > 0
 
 
@@ -57,7 +57,8 @@ def test_the_selection_split_scores_a_quarter_of_the_training_series_like_val() 
     )
     # 2,104 of the 8,418 training series, 3,225 cells hidden by the file's own masks
     assert (learned.n_series, learned.n_points) == (2_104, 3_225)
-    # the default scores 1,921.72 / 0.0694 here (README, "Choosing on the training file")
+    # the default scores 1,921.72 / 0.0694 here (docs/benchmarks/forecasting.md, "Choosing on
+    # the training file")
     assert learned.mae < 1_990 and learned.mre < 0.072
     assert learned.mae < 0.95 * linear.mae
 

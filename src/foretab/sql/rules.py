@@ -326,7 +326,7 @@ def check_query(
                     "forbidden-function",
                     f"function {name}() is not on the guard's allowlist of aggregate, window, "
                     "arithmetic, text and date functions; rewrite the query with those "
-                    "(the README's Safety section lists them)",
+                    "(docs/safety.md lists them)",
                 )
     return root
 
