@@ -12,10 +12,11 @@ from foretab.forecast.neural import neural_installed
 from foretab.forecast.registry import DEFAULT_FORECASTER
 from foretab.months import Month
 from foretab.store.ingest import ingest_path
+from tests.shared import SHARED, missing
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+DATA = SHARED / "data"
 FORE = DATA / "odtqa_fore"
-needs_data = pytest.mark.skipif(not FORE.exists(), reason=f"shared data not found at {FORE}")
+needs_data = pytest.mark.skipif(not FORE.exists(), reason=missing("data", "odtqa_fore"))
 
 
 @pytest.mark.slow
@@ -90,7 +91,7 @@ def _short(model: object) -> object:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not DATA.exists(), reason=f"shared data not found at {DATA}")
+@pytest.mark.skipif(not DATA.exists(), reason=missing("data"))
 def test_corpus_forecaster_beats_naive(tmp_path: Path) -> None:
     db = str(tmp_path / "corpus.duckdb")
     ingest_path(DATA / "realestate" / "project_prices.csv.gz", db, Month(2021, 12))
