@@ -15,7 +15,7 @@ forecasts (the medians the most-probable decision reads for one month):
 * the median log error per horizon (actual / forecast), and the share forecast up.
 
 Run it on the 2020-12 store (future 2021) to select; the 2021-12 store's future is the
-QA test period (README "Selecting forecaster changes on the 2020-12 store").
+QA test period (docs/benchmarks/selection.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduce the README's benchmark figures (except the neural rows of the forecasting table,
+# Reproduce the benchmark figures of docs/benchmarks/ (except the neural rows of the forecasting table,
 # which need the [neural] extra and several CPU minutes: add `--model all` to include them).
 # Usage: scripts/run_benchmarks.sh [OUT_DIR]   (default: runs/)
 set -euo pipefail

@@ -25,6 +25,7 @@ import pytest
 
 # The fake OpenAI-compatible server fixture, for every test folder (LLM engines, table QA).
 from tests.llm.fake_openai import fake_openai  # noqa: F401
+from tests.shared import SHARED, shared_path
 
 # Write bytecode caches even where PYTHONDONTWRITEBYTECODE is set (it is on the development
 # machines): without them both xdist workers recompile the package and rewrite the asserts
@@ -43,7 +44,7 @@ sys.dont_write_bytecode = False
 atexit.register(gc.freeze)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+SHARED_DATA = SHARED / "data"
 
 PG_MISSING = "PostgreSQL server binaries not found; install Debian's postgresql package"
 
@@ -300,9 +301,7 @@ def pg_db(pg_server: PgServer) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """``<repo>/../shared/data``; tests needing it skip where it is absent."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"shared data folder not found at {SHARED_DATA}")
-    return SHARED_DATA
+    return shared_path("data")
 
 
 @pytest.fixture(params=["duckdb", pytest.param("postgresql", marks=pytest.mark.postgres)])

@@ -1,6 +1,6 @@
 """An independent Python recomputation of a QA item's gold answer from the store panels.
 
-It mirrors the rules of DESIGN §4 directly (rounded prices, current price = price at R or
+It mirrors the rules of docs/design.md §4 directly (rounded prices, current price = price at R or
 the latest before it, exact decimal mean rounded half up, ties to the first project) and
 shares no code with the builder's SQL, so agreement means both paths are right.
 """
@@ -51,7 +51,7 @@ def index_units(corpus: pd.DataFrame) -> PanelIndex:
 
 
 def reference_units(item: QAItem, units: PanelIndex) -> AnswerRows:
-    """Units summed over the item's months that have sales, per project (DESIGN §4)."""
+    """Units summed over the item's months that have sales, per project (docs/design.md §4)."""
     months = [Month.parse(m) for m in item.months]
     totals = [
         (ref.name, float(sum(units.get(ref, {}).get(m, 0.0) for m in months)))

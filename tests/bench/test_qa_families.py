@@ -41,7 +41,7 @@ def test_every_family_template_yields_test_and_val_questions(bench_store: BenchS
 def test_classic_items_are_unchanged_by_the_families(
     bench_store: BenchStore, tmp_path: Path
 ) -> None:
-    # The README's benchmark figures rest on the classic items: the same bytes, in the same
+    # The benchmark figures (docs/benchmarks/) rest on the classic items: the same bytes, in the same
     # order, at the head of every split.
     classic = build_dataset(
         bench_store.db, tmp_path / "odtqa", BuildConfig(seed=3, test_size=16, families="odtqa")

@@ -1,7 +1,7 @@
 """The families' gold answers recomputed with pandas from the input frame itself.
 
 A third path, sharing no code with the builder's SQL (``foretab.bench.qa.families``) or the
-engine (``foretab.sql.scope``, ``foretab.analyze``): DESIGN §4 read directly — candidates
+engine (``foretab.sql.scope``, ``foretab.analyze``): docs/design.md §4 read directly — candidates
 are the district's projects with a value in the window (future: observed in R−11..R),
 a project's value is the exact decimal mean of its rounded prices or its units summed,
 ties go to the first project in name order.

@@ -1,4 +1,4 @@
-"""Metric functions on hand-made cases (DESIGN §5)."""
+"""Metric functions on hand-made cases (docs/design.md §5)."""
 
 from __future__ import annotations
 

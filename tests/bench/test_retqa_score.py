@@ -1,4 +1,4 @@
-"""The RETQA scoring rule (DESIGN §5): names as a set, numbers as a multiset."""
+"""The RETQA scoring rule (docs/design.md §5): names as a set, numbers as a multiset."""
 
 from __future__ import annotations
 

@@ -2,29 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
 from foretab.core.months import Month
+from tests.shared import SHARED, shared_path
 
-SHARED_CSV = (
-    Path(__file__).resolve().parents[2].parent
-    / "shared"
-    / "data"
-    / "realestate"
-    / "project_prices.csv.gz"
-)
+SHARED_CSV = SHARED / "data" / "realestate" / "project_prices.csv.gz"
 
 
 @pytest.fixture(scope="session")
 def corpus_frame() -> pd.DataFrame:
-    if not SHARED_CSV.exists():
-        pytest.skip(
-            f"shared corpus not found at {SHARED_CSV} (CI has ../shared beside the checkout)"
-        )
-    return pd.read_csv(SHARED_CSV)
+    return pd.read_csv(shared_path("data", "realestate", "project_prices.csv.gz"))
 
 
 @pytest.fixture(scope="session")

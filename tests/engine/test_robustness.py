@@ -3,7 +3,7 @@
 `robustness_set.json` was written independently of the parser (before reading its code): polite
 requests, inverted clauses, lower case without punctuation, partial or apostrophe-free place
 names, possessives, several price words ("cost", "valuation", "per square metre"), every family
-of DESIGN §4, history questions, and unknown/ambiguous entities. Each question must parse to
+of docs/design.md §4, history questions, and unknown/ambiguous entities. Each question must parse to
 exactly the expected Plan, or raise exactly the expected error type. Accuracy and every failure
 are printed so a regression names its question.
 """
@@ -85,7 +85,7 @@ def test_robustness_set_parses(corpus_db: str) -> None:
 
 
 def _expected_answer(case: dict, prices: dict) -> list[list[object]]:
-    """The DESIGN §4 answer for the expected plan, from the CSV alone (no engine code)."""
+    """The docs/design.md §4 answer for the expected plan, from the CSV alone (no engine code)."""
     first, last = Month.parse(case["first"]), Month.parse(case["last"])
     months = [m.iso for m in month_range(first, last)]
     keys = [tuple(p) for p in case["projects"]]

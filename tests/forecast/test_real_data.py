@@ -12,10 +12,11 @@ from foretab.core.months import Month
 from foretab.forecast.neural import neural_installed
 from foretab.forecast.registry import DEFAULT_FORECASTER
 from foretab.store.ingest import ingest_path
+from tests.shared import SHARED, missing
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+DATA = SHARED / "data"
 FORE = DATA / "odtqa_fore"
-needs_data = pytest.mark.skipif(not FORE.exists(), reason=f"shared data not found at {FORE}")
+needs_data = pytest.mark.skipif(not FORE.exists(), reason=missing("data", "odtqa_fore"))
 
 
 @pytest.mark.slow
@@ -33,7 +34,7 @@ def test_default_forecaster_beats_the_paper_on_val() -> None:
     assert lgbm.mae < 2_600 and lgbm.mre < 0.105
     assert lgbm.mae < 0.75 * naive.mae
     # The timing is measured and printed by `foretab bench forecast`, not asserted here: a
-    # shared CI machine's load decides it (README "Forecasting" has the figure).
+    # shared CI machine's load decides it (docs/benchmarks/forecasting.md has the figure).
     assert result.default_predict_3000_s is not None and result.default_predict_3000_s > 0
 
 
@@ -57,7 +58,8 @@ def test_the_selection_split_scores_a_quarter_of_the_training_series_like_val() 
     )
     # 2,104 of the 8,418 training series, 3,225 cells hidden by the file's own masks
     assert (learned.n_series, learned.n_points) == (2_104, 3_225)
-    # the default scores 1,921.72 / 0.0694 here (README, "Choosing on the training file")
+    # the default scores 1,921.72 / 0.0694 here (docs/benchmarks/forecasting.md, "Choosing on
+    # the training file")
     assert learned.mae < 1_990 and learned.mre < 0.072
     assert learned.mae < 0.95 * linear.mae
 
@@ -89,7 +91,7 @@ def _short(model: object) -> object:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not DATA.exists(), reason=f"shared data not found at {DATA}")
+@pytest.mark.skipif(not DATA.exists(), reason=missing("data"))
 def test_corpus_forecaster_beats_naive(tmp_path: Path) -> None:
     db = str(tmp_path / "corpus.duckdb")
     ingest_path(DATA / "realestate" / "project_prices.csv.gz", db, Month(2021, 12))

@@ -1,4 +1,4 @@
-"""The LightGBM and imputer options measured in the README (row share, level weights,
+"""The LightGBM and imputer options measured in docs/benchmarks/ (row share, level weights,
 the imputer's market index)."""
 
 from __future__ import annotations

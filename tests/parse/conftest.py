@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
 from foretab.core.months import Month
 from foretab.parse.entities import EntityIndex
 from foretab.store.catalog import EntityEntry
+from tests.shared import SHARED, shared_path
 
-CORPUS = (
-    Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "realestate"
-    / "project_prices.csv.gz"
-)  # fmt: skip
+CORPUS = SHARED / "data" / "realestate" / "project_prices.csv.gz"
 
 
 @pytest.fixture(scope="session")
 def corpus_entries() -> list[EntityEntry]:
-    if not CORPUS.exists():
-        pytest.skip(f"shared corpus not found at {CORPUS}")
+    shared_path("data", "realestate", "project_prices.csv.gz")
     frame = pd.read_csv(CORPUS, usecols=["city", "district", "project", "month", "project_zh",
                                          "city_zh", "district_zh"])  # fmt: skip
     grouped = frame.groupby(["city", "district", "project"], sort=True).agg(

@@ -47,7 +47,7 @@ def test_golden_question(row: list[str], corpus_index: EntityIndex) -> None:
     plan = parse_question(question, corpus_index, REFERENCE)
     assert [p.name for p in plan.entities] == projects.split(";")
     assert (plan.window.first.iso, plan.window.last.iso) == (first, last)
-    # A question without a time expression gets a default the plan states (DESIGN §3).
+    # A question without a time expression gets a default the plan states (docs/design.md §3).
     assert (plan.window.expression and plan.window.expression in question) or plan.assumption
     assert (plan.aggregate.value, plan.task.value) == (aggregate, task)
     assert (plan.comparison.value, plan.measure.value) == (comparison, measure)

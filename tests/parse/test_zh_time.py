@@ -1,4 +1,4 @@
-"""Chinese time expressions (DESIGN §3), relative to R = 2021-12."""
+"""Chinese time expressions (docs/design.md §3), relative to R = 2021-12."""
 
 from __future__ import annotations
 

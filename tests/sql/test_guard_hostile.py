@@ -386,7 +386,7 @@ HOSTILE: list[tuple[str, str, str, str | None]] = [
     ),
 ]
 
-# Attacks on forecast(...) itself, run by an executor that can forecast (DESIGN §10).
+# Attacks on forecast(...) itself, run by an executor that can forecast (docs/design.md §10).
 FORECAST_HOSTILE: list[tuple[str, str, str, str | None]] = [
     # -- the table argument: only a catalog history table, named by a string literal
     ("future-table", "SELECT * FROM forecast('{f}')", "forecast-table", None),

@@ -1,4 +1,4 @@
-"""Ingest on both backends: the layout DESIGN §1 describes, and bad input changes nothing."""
+"""Ingest on both backends: the layout docs/design.md §1 describes, and bad input changes nothing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Bad input is refused early with a clear message (README "Safety", input limits)."""
+"""Bad input is refused early with a clear message (docs/safety.md, input limits)."""
 
 from __future__ import annotations
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from tests.shared import shared_path
+
 
 @pytest.fixture(scope="session")
 def databench_dir(shared_data):
-    folder = shared_data / "databench"
-    if not (folder / "qa.jsonl").is_file():
-        pytest.skip(f"DataBench not found at {folder}")
-    return folder
+    shared_path("data", "databench", "qa.jsonl")
+    return shared_data / "databench"
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""Analyzer: a Plan plus history and future prices → the answer (DESIGN §4)."""
+"""Analyzer: a Plan plus history and future prices → the answer (docs/design.md §4)."""
 
 from foretab.analyze.answer import Analysis, RuleAnalyzer, analyze, current_value
 

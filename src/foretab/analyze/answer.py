@@ -1,4 +1,4 @@
-"""Plan + history + future prices → the answer in the ODTQA-FoRe list format (DESIGN §4).
+"""Plan + history + future prices → the answer in the ODTQA-FoRe list format (docs/design.md §4).
 
 Numeric rule, shared with the dataset builder (both must compute answers this way):
 

@@ -53,9 +53,9 @@ from foretab.errors import QuestionError
 #: ``max-f1``: the answer with the highest expected F1 of its items; ``balanced``: the
 #: highest expected mean of the two (exactly right, F1) — ``choose``.
 DECISIONS = ("most-probable", "balanced", "max-f1", "point")
-#: Chosen on the 2020-12 store's QA set and the QA train split (README "Decision rules"):
-#: the sum of reasoning accuracy and F1 was highest on both (accuracy 0.5 points below
-#: most-probable's, F1 1.0–1.4 above).
+#: Chosen on the 2020-12 store's QA set and the QA train split
+#: (docs/benchmarks/uncertainty.md, "Decision rules"): the sum of reasoning accuracy and
+#: F1 was highest on both (accuracy 0.5 points below most-probable's, F1 1.0–1.4 above).
 DEFAULT_DECISION = "balanced"
 
 
@@ -160,7 +160,7 @@ _SCORED = {
 def overlap(plan: Plan) -> np.ndarray:
     """``[answer, outcome]``: the F1 of answer code's items against the outcome code's.
 
-    Items as the benchmark scores them (DESIGN §5): one per answer row, "None" included;
+    Items as the benchmark scores them (docs/design.md §5): one per answer row, "None" included;
     an answer of one item scores 1 on its own outcome and 0 elsewhere.
     """
     items = [frozenset(str(row[0]) for row in _decode(plan, c)) for c in range(_n_codes(plan))]

@@ -39,14 +39,15 @@ N_SCENARIOS = 4000
 #: copula; 1 is comonotone). Chosen on the QA val split over 0, 0.2, 0.5, 0.7 and 1 with
 #: pooled intervals (0.5 then); with per-series intervals (``foretab.forecast.spread``)
 #: again over 0.3, 0.5, 0.6, 0.7, 0.8 and 0.9: 0.7 had the lowest reasoning and scope
-#: Brier scores and put a window maximum's 80% interval at 82.6% (0.5: 75.7%), README.
+#: Brier scores and put a window maximum's 80% interval at 82.6% (0.5: 75.7%):
+#: docs/benchmarks/uncertainty.md.
 MONTH_CORRELATION = 0.7
 #: Correlation of the forecast errors of two entities of the same group (0: independent).
 #: Measured on the QA val split's projects: the normal scores of their 2022 values under
 #: the forecast quantiles correlate 0.07 between two projects of one district (any two
 #: months; 0.45 between two months of one project under pooled intervals). 0.1 was
-#: run on val against 0, 0.25 and 0.4 (README): reasoning Brier unchanged, a district
-#: mean's 80% interval covering 55% instead of 29%.
+#: run on val against 0, 0.25 and 0.4 (docs/benchmarks/uncertainty.md): reasoning Brier
+#: unchanged, a district mean's 80% interval covering 55% instead of 29%.
 SHARED_CORRELATION = 0.1
 #: Scenarios are drawn with a fixed seed: the same question gets the same answer.
 SEED = 0

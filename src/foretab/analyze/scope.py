@@ -1,4 +1,4 @@
-"""Scope questions: a district or city as a whole (DESIGN §4, scope table).
+"""Scope questions: a district or city as a whole (docs/design.md §4, scope table).
 
 Candidates are the plan's projects inside each scope with a value for the metric in the
 window (the planner lists, for a future window, the projects observed in R−11..R; the

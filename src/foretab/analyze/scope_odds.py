@@ -1,6 +1,6 @@
 """Scope answers about the future: probabilities of picks and lists, intervals of means.
 
-DESIGN §4, scope table; the scenarios are those of ``foretab.analyze.scenarios``.
+docs/design.md §4, scope table; the scenarios are those of ``foretab.analyze.scenarios``.
 
 A scope's answer counts only the candidates with a value in the window, and many sell in
 some months only: each scenario keeps a candidate's forecast month with the share of the
@@ -130,7 +130,7 @@ def _inside(low: float | None, high: float | None, value: np.ndarray | float) ->
 
 
 def _order(values: np.ndarray, extreme: Extreme, axis: int = -1) -> np.ndarray:
-    # Stable: equal values keep catalog order, so ties go to the first entity (DESIGN §4).
+    # Stable: equal values keep catalog order, so ties go to the first entity (docs/design.md §4).
     key = -values if extreme is Extreme.HIGHEST else values
     return np.argsort(key, axis=axis, kind="stable")
 

@@ -73,6 +73,10 @@ def serve(
     timefore, vanilla or hybrid (with --llm-base-url, --llm-model) also offers that LLM
     engine to requests that ask for it. Stop with Ctrl-C.
     """
+    from foretab.extras import require
+
+    require("uvicorn", "serve")
+    require("fastapi", "serve")
     import uvicorn
 
     from foretab.web import AppSettings, EnginePool, create_app, engine_factory

@@ -1,4 +1,4 @@
-"""The typed ``Plan`` a question is parsed into (DESIGN §2–4).
+"""The typed ``Plan`` a question is parsed into (docs/design.md §2–4).
 
 It is the contract between the parser, the retriever / SQL builder, the forecaster glue,
 the analyzer and the benchmark: every downstream stage reads only this.
@@ -107,7 +107,7 @@ class ScopeRef:
 
 
 class ScopeOp(StrEnum):
-    """What a scope question asks of the scope's projects (DESIGN §4, scope table)."""
+    """What a scope question asks of the scope's projects (docs/design.md §4, scope table)."""
 
     PICK = "pick"  # the highest / lowest / best-selling project
     TOP = "top"  # the top N by the metric ("cheapest N" ascending)
@@ -268,7 +268,7 @@ class Plan:
     scope: ScopeQuery | None = None
     assumption: str = ""  # a default the planner chose ("no time given: now")
     # The window is "now" (R): a project's value is its current price, the value at R
-    # else the latest month before it (DESIGN §4).
+    # else the latest month before it (docs/design.md §4).
     current: bool = False
     language: Language = Language.EN
     # The corpus's names for its measures, for the text answer (set by the planner).

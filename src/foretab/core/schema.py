@@ -279,7 +279,7 @@ class AnswerDoc(Doc):
 
     question: str
     task: str
-    answer: list[list[Cell]] = Field(description="the ODTQA-FoRe list format (DESIGN §4)")
+    answer: list[list[Cell]] = Field(description="the ODTQA-FoRe list format (docs/design.md §4)")
     text: str
     plan: PlanDoc
     tables: list[str]

@@ -26,7 +26,7 @@ def _frozen(mapping: Mapping[EntityRef, Mapping[Month, object]]) -> Mapping:
 
 @dataclass(frozen=True, slots=True)
 class ScopeOutcome:
-    """One scope's answer over its candidates, as the reader's SQL computed it (DESIGN §4).
+    """One scope's answer over its candidates, as the reader's SQL computed it (docs/design.md §4).
 
     ``candidates`` counts the scope's projects with a value for the question's metric in
     the window (0: nothing to rank, which the analyzer reports); ``picked`` holds the

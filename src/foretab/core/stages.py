@@ -1,4 +1,4 @@
-"""One small interface per stage of the question engine (DESIGN §2).
+"""One small interface per stage of the question engine (docs/design.md §2).
 
 ``Engine`` composes one implementation of each. The ablations (golden captions, golden
 history, golden future, persistence) and the LLM agents are other implementations of the

@@ -1,4 +1,4 @@
-"""The corpus schema: what a store's tables hold, in the corpus's own words (DESIGN §1)."""
+"""The corpus schema: what a store's tables hold, in the corpus's own words (docs/design.md §1)."""
 
 from foretab.corpus.schema import (
     CorpusSchema,

@@ -3,7 +3,7 @@
 The dataset stores SQL *text* (like the paper's release), so literals are written into it —
 always through sqlglot's literal rendering, never by hand. The answer SQL computes the
 gold answer on its own: it reads the current price from the history store and the target
-months from the future store, applies the rounding and comparison rules of DESIGN §4 in SQL,
+months from the future store, applies the rounding and comparison rules of docs/design.md §4 in SQL,
 and returns rows already in the answer format. It never calls foretab's analyzer, so it is
 an independent path to the same answer.
 
@@ -23,7 +23,7 @@ from foretab.core.plan import Aggregate, ChangeMeasure, Comparison, Extreme, Met
 
 HISTORY_ALIAS = "history"
 FUTURE_ALIAS = "future"
-_MONTH_LABEL = "'%B %Y'"  # "January 2022", the answer format of DESIGN §4
+_MONTH_LABEL = "'%B %Y'"  # "January 2022", the answer format of docs/design.md §4
 
 
 def lit(text: str) -> str:
@@ -115,7 +115,7 @@ def answer_sql(
     change: ChangeMeasure | None = None,
     which_month: Extreme | None = None,
 ) -> str:
-    """The gold answer query for one item; its rows are the answer in DESIGN §4 format.
+    """The gold answer query for one item; its rows are the answer in docs/design.md §4 format.
 
     ``change``: a numeric change — target − current (future), or the last month with a
     value − the first (a past window); RELATIVE is 100·change/base. ``which_month``: the

@@ -1,4 +1,4 @@
-"""The TimeFore agents and the Vanilla baseline as stages (DESIGN §7, ``docs/design.md``).
+"""The TimeFore agents and the Vanilla baseline as stages (docs/design.md §7, ``docs/design.md``).
 
 Each LLM engine is the rules engine's session with other stages: composed here, before the
 engine is built, from the rule planner (the agents' fallback and the few-shot examples'

@@ -1,4 +1,4 @@
-"""The four engines of DESIGN §2 (``docs/design.md``) behind one constructor.
+"""The four engines of docs/design.md §2 (``docs/design.md``) behind one constructor.
 
 ``rules``, ``timefore``, ``vanilla`` and ``hybrid``::
 

@@ -1,4 +1,4 @@
-"""Imputation and forecasting of monthly price series (DESIGN §6).
+"""Imputation and forecasting of monthly price series (docs/design.md §6).
 
 Models see numpy arrays only (``[n_series, n_months]``, NaN = no data) and are looked up
 by name; :mod:`foretab.forecast.store` fits and persists one for a store. The registry

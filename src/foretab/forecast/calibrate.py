@@ -55,9 +55,10 @@ PER_SERIES = "backtest-per-series"
 #: (origins in the 18 months to R) understate the next year's: unwidened, the corpus's
 #: 80% intervals covered 75.7% of the QA val split's forecast values (72.7% of the whole
 #: 2022 hold-out), about 70% in each volatility fifth but the calmest. 1.25 was chosen on
-#: QA val (80.9%; hold-out 78.8%), README "Per-series intervals" — before the grid was
-#: centred and moved by the recent drift, after which the same 1.25 covers 83.1% of val
-#: and 80.4% of the hold-out; it was not chosen again (the test split had been seen).
+#: QA val (80.9%; hold-out 78.8%; docs/benchmarks/uncertainty.md, "Per-series
+#: intervals") — before the grid was centred and moved by the recent drift, after which
+#: the same 1.25 covers 83.1% of val and 80.4% of the hold-out; it was not chosen again
+#: (the test split had been seen).
 WIDENING = 1.25
 #: Months the calibration copy fits on at least, and backtest origins at least.
 MIN_TRAIN = 12

@@ -142,9 +142,9 @@ class LightGBMForecaster(Forecaster):
         # Rows of one window at neighbouring horizons are nearly copies of each other: a
         # random share of the (window, horizon) rows trains almost the same trees faster.
         self.row_fraction = row_fraction
-        # Without a validation split (the store forecaster), at most this share: with
-        # half the rows the corpus hold-out scored the same (MAE 2,915.8 vs 2,918.0) for
-        # a quarter less CPU in `foretab train`.
+        # Without a validation split (the store forecaster), at most this share: half the
+        # rows score the same on the corpus hold-out for a quarter less CPU in
+        # `foretab train` (docs/experiments.md).
         self.fixed_row_fraction = fixed_row_fraction
         self.market: Market | None = None
         self.min_end = min_end
@@ -175,7 +175,7 @@ class LightGBMForecaster(Forecaster):
         # Without a validation split (the store forecaster): a fixed budget at a faster
         # rate, near what early stopping picks on val at 0.1, so `foretab train` stays
         # as fast as before. With val, 0.05 + early stopping scored better on an inner
-        # split of the train series (MAE 2,579 vs 2,594).
+        # split of the train series (docs/experiments.md).
         self.default_rounds = fixed_rounds
         self.default_learning_rate = fixed_learning_rate
         self.verbose = verbose
@@ -191,7 +191,7 @@ class LightGBMForecaster(Forecaster):
         # calendar the trees carry the latest windows' market move at each horizon
         # forward (for horizon h they read the windows that ended h months before R);
         # a member without it leans on the market signals and the series' own shape, a
-        # different bias: README "Calendar-free member".
+        # different bias: docs/benchmarks/selection.md, "A calendar-free member".
         self.calendar_free_weight = calendar_free_weight if calendar else 0.0
         self.free_boosters: list[lgb.Booster] = []
         self._last: tuple[object, np.ndarray, np.ndarray] | None = None
@@ -451,7 +451,7 @@ class LightGBMForecaster(Forecaster):
     ) -> np.ndarray:
         pred, lev = self._log_ratio(history, h, places)
         # The recent drift moves the point with its distribution (it stays the median):
-        # on the corpus hold-out MAE 2,904.22 vs 2,915.81, QA val forecasting 2,546 vs 2,553.
+        # lower errors on the corpus hold-out and QA val (docs/experiments.md).
         return lev * np.exp(pred + self._drift_path(h)[None, :])
 
     def _drift_path(self, h: int) -> np.ndarray:

@@ -229,34 +229,24 @@ class LightGBMImputer(Imputer):
         self,
         seed: int = 0,
         # Every observed cell is hidden exactly once, in one of ``folds`` rounds (12.5% of
-        # the cells each: the val split hides about 12%, mostly one cell per series).
-        # Hiding an independent random 12% on each of 6 rounds instead left about half of
-        # the cells never hidden and made the val score hang on the draw: MAE 1,977.2 /
-        # 2,013.2 / 2,000.1 for seeds 0 / 1 / 2, the gap mostly a few very expensive, very
-        # noisy series; one model on folds scores 1,983.7 / 1,969.4 / 1,982.9. More passes
-        # (each cell hidden again, among other hidden neighbours) help one model (two:
-        # 1,969.4 on average of three seeds, three: 1,967.5) but not the default three:
-        # 1,963.3 / 1,966.5 for seeds 0 / 1 on two passes, for a fit about twice as long.
+        # the cells each: the val split hides about 12%, mostly one cell per series);
+        # random hiding made the score hang on the draw, and more passes did not help three
+        # members (runs: docs/experiments.md, "the LightGBM imputer").
         folds: int = 8,
         passes: int = 1,
         n_estimators: int = 1000,
         market: bool = False,
-        # three observations on each side and 70% of the features per tree: 1,977.2 on
-        # val against 1,992.3 for two and 90% (random hiding, seed 0)
+        # three observations on each side and 70% of the features per tree: better on val
+        # than two and 90% (docs/experiments.md)
         neighbours: int = 3,
         # The mean log correction of three models (seeds seed..seed+2, each its own folds
-        # and feature subsets): MAE 1,966.2 / 1,961.0 for seeds 0 / 1 (``min_data_in_leaf``
-        # 50: 1,969.2 / 1,963.2; five such models, 1,966.1); one model, 1,974.1 on average.
+        # and feature subsets): steadier and better than one, five no better
+        # (docs/experiments.md).
         members: int = 3,
         # Features of how noisy the row is and of how far each of the two nearest
         # neighbours on either side sits off its own line (``_noise_parts``), so a spike is
-        # told from a move: MAE 1,921.7 / 1,919.4 / 1,955.4 on the training file's selection
-        # split (0, seed 0 / 0, seed 1 / 1, seed 0) against 1,932.2 / 1,927.6 / 1,960.1
-        # without; the row's noise alone, 1,926.7 / 1,925.8 / 1,956.5; with the nearest
-        # neighbour's surprise on either side only, 1,924.4 / 1,920.1 / 1,957.4. On a split
-        # not used to choose (2, seed 0): 2,064.4 against 2,075.7. On val, run once after
-        # the choice: 1,965.3 / 0.0670 against 1,966.2 / 0.0671 (fit 83 s on a loaded
-        # machine; 40-43 s on the selection split, which fits three quarters of the file).
+        # told from a move; chosen on the training file's selection splits
+        # (docs/experiments.md).
         noise: bool = True,
     ) -> None:
         super().__init__(seed)
@@ -272,7 +262,7 @@ class LightGBMImputer(Imputer):
             "objective": "l1",
             "learning_rate": 0.05,
             "num_leaves": 63,
-            # one model: 1,974.1 on average of seeds 0 / 1 / 2 against 1,978.7 for 50
+            # better than 50 for one model (docs/experiments.md)
             "min_data_in_leaf": 100,
             "feature_fraction": 0.7,
             "seed": seed,

@@ -1,6 +1,6 @@
 """Data-only model files: a zip of a JSON manifest and LightGBM's own text models.
 
-Opening a store from someone else must run no code from it (DESIGN §1), so nothing here
+Opening a store from someone else must run no code from it (docs/design.md §1), so nothing here
 unpickles: the manifest is validated by a pydantic model with ``extra="forbid"``, numeric
 state (residual quantiles, drift) is plain JSON, and boosters are parsed by LightGBM from
 its text format. Any other content is an invalid model file.

@@ -44,7 +44,7 @@ MAX_STALE = 18
 #: Whether the scale also grows with √(months since the last observation). Without it
 #: the 2020-12 store's 80% intervals covered 87% of 2021 for series observed at R but
 #: 66–71% for those last observed 4+ months before; with it 82–92% in every age group
-#: (README "The 2020-12 selection protocol").
+#: (docs/benchmarks/selection.md, "Staleness in the error scale").
 STALE_TERM = True
 
 

@@ -318,14 +318,13 @@ def fit_store_model(
     )
 
 
-#: Backtest origins R−18 … R−1: every horizon gets at least 7 origins (12 origins left
-#: the 12-month horizon one, and the 80% intervals covered 76.9% of 2022 in the corpus
-#: hold-out); the calibration copy fits on the months before R−18.
+#: Backtest origins R−18 … R−1: every horizon gets at least 7 origins (12 left the
+#: 12-month horizon one, and the intervals under-covered: docs/experiments.md); the
+#: calibration copy fits on the months before R−18.
 BACKTEST_ORIGINS = 18
 #: Share of the training rows the calibration copy of a LightGBM model fits on (it only
-#: measures residuals; a slightly weaker copy errs towards wider intervals). 0.3 with the
-#: default's half-row main fit: corpus hold-out 80% coverage 77.4% (0.5: 77.3%, 0.25 with
-#: a 0.4-row main fit: 77.2% and MAE 2,929).
+#: measures residuals; a slightly weaker copy errs towards wider intervals); the coverage
+#: of other shares is in docs/experiments.md.
 CALIBRATION_ROW_FRACTION = 0.3
 
 

@@ -13,6 +13,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from foretab.extras import require
 from foretab.llm.errors import (
     LLMConnectionError,
     LLMHTTPError,
@@ -42,6 +43,7 @@ class OpenAIProvider(LLMProvider):
     ) -> None:
         super().__init__(options, cache=cache, recorder=recorder)
         self.base_url, _ = options.require_endpoint()
+        require("openai", "llm")
         self._client: Any = None
         self._lock = threading.Lock()
 

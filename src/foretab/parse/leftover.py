@@ -1,4 +1,4 @@
-"""Refuse a question part that no pass consumed (DESIGN §2, issue 10 item 4).
+"""Refuse a question part that no pass consumed (docs/design.md §2, issue 10 item 4).
 
 After the entity, time, measure, cue and filler passes, a word nobody claimed is a part of
 the question the plan does not express ("median", "resale", "in US dollars", "二手房",

@@ -1,4 +1,4 @@
-"""Questions the engine must refuse rather than answer as a different question (DESIGN §2).
+"""Questions the engine must refuse rather than answer as a different question (docs/design.md §2).
 
 Read on the question with its entities and time expression masked out, so a place called
 "Pudong New Area" or a project called "Rent Garden" is not a refused word. Each refusal

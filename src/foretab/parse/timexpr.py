@@ -1,6 +1,6 @@
 """Time expressions: the month window a question names, relative to the reference month R.
 
-R is "now": the last month of history (DESIGN §3). Conventions, all relative to R:
+R is "now": the last month of history (docs/design.md §3). Conventions, all relative to R:
 
 * "next month" = R+1; "the month after next" = R+2; "the next/coming N months" = R+1..R+N.
 * "next quarter" = the next *calendar* quarter; "the next N quarters" likewise.
@@ -391,7 +391,7 @@ _RULES: tuple[_Rule, ...] = (
         _year_to_date,
     ),
     # past, relative to R
-    # "last month" is the month before R (DESIGN §3); the latest month is R itself.
+    # "last month" is the month before R (docs/design.md §3); the latest month is R itself.
     _rule(r"(?:the\s+)?(?:last|previous|past)\s+month", _fixed(-1, -1)),
     _rule(r"(?:the\s+)?(?:latest|most\s+recent)\s+month", _fixed(0, 0)),
     _rule(

@@ -1,4 +1,4 @@
-"""Chinese time expressions, relative to the reference month R (DESIGN §3).
+"""Chinese time expressions, relative to the reference month R (docs/design.md §3).
 
 Absolute: 2022年3月, 2022年3月份, 2022年 / 2022年全年 / 2022全年, 2022年第一季度 / 2022年Q1,
 2022年上半年 / 下半年, 2022年前两个月, 2019年5月至2019年8月 (至 / 到 / - / ~ / 、一直到),

@@ -1,6 +1,6 @@
 """``forecast(table [, horizon => N] [, level => p] [, entities => [...]])`` in the guarded SQL.
 
-The guard resolves every call before anything runs (DESIGN §10). Inside the worker,
+The guard resolves every call before anything runs (docs/design.md §10). Inside the worker,
 ``extract_calls`` checks each call's arguments (a catalog table name as a string literal,
 literal options, no nesting) and puts a stand-in table in its place; the engine then
 computes the rows from history (``foretab.sql.forecast_rows``) and ``bind_relations``

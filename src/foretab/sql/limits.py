@@ -1,4 +1,4 @@
-"""The guard's hard limits, enforced outside the query engine (README "Safety").
+"""The guard's hard limits, enforced outside the query engine (docs/safety.md).
 
 Every guarded statement is parsed, checked and run in a worker process that is killed at
 ``timeout_s × HARD_DEADLINE_FACTOR`` whatever it is doing (the engine is asked to stop

@@ -30,7 +30,7 @@ RULES: dict[str, str] = {
     "functions (nothing that touches files, settings, sessions or runs SQL from a string)",
     "query-size": "statements are at most 100,000 characters (GuardedExecutor max_query_chars)",
     "cte-name": "a CTE may not be named like an existing table, view or system relation",
-    # forecast(table [, horizon => N] [, level => p] [, entities => [...]]): DESIGN §10
+    # forecast(table [, horizon => N] [, level => p] [, entities => [...]]): docs/design.md §10
     "forecast-table": "forecast()'s first argument is a string literal naming a history table "
     "of the store's catalog (never the future store, a CTE, a path or an expression)",
     "forecast-option": "forecast() options are horizon => 1..the store's horizon, level => "
@@ -340,7 +340,7 @@ def check_query(
                     "forbidden-function",
                     f"function {name}() is not on the guard's allowlist of aggregate, window, "
                     "arithmetic, text and date functions; rewrite the query with those "
-                    "(the README's Safety section lists them)",
+                    "(docs/safety.md lists them)",
                 )
     return root
 

@@ -1,7 +1,7 @@
 """The answer query of a past scope question: ranking, filtering and aggregates in SQL.
 
 One scan over the scopes' year tables (``UNION ALL``, each select tagged with its scope's
-position and its catalog city / district, all bound), then, per scope, the DESIGN §4 rules:
+position and its catalog city / district, all bound), then, per scope, the docs/design.md §4 rules:
 
 * a candidate is a project with a value for the metric in the window; its value is the
   exact mean of its rounded monthly prices (or the sum of its units sold);

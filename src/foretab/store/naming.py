@@ -1,4 +1,4 @@
-"""Table names and captions of the history and future stores (DESIGN §1)."""
+"""Table names and captions of the history and future stores (docs/design.md §1)."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ KEY = ("city", "district", "project", "month")
 MAX_IDENTIFIER = 63  # PostgreSQL truncates longer identifiers; refuse rather than collide.
 _MONTH = r"^\d{4}-(0[1-9]|1[0-2])$"
 
-# Input limits (README "Safety"): refused early with a clear message, never a crash later.
+# Input limits (docs/safety.md): refused early with a clear message, never a crash later.
 MAX_INPUT_BYTES = 256 * 2**20  # the data as read (after gzip); the shared corpus is ~10 MiB
 MAX_HEADER_BYTES = 64 * 2**10
 MAX_COLUMNS = 64

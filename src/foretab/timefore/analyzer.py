@@ -31,6 +31,9 @@ class QuestionTypeClassifier:
     """Word n-gram TF-IDF + logistic regression: question text → ``Task``."""
 
     def __init__(self, questions: Sequence[str], tasks: Sequence[Task]) -> None:
+        from foretab.extras import require
+
+        require("sklearn", "llm")
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import LogisticRegression
 
@@ -50,7 +53,7 @@ class QuestionTypeClassifier:
 
 
 def rounded(answer: list[list[Cell]]) -> list[list[Cell]]:
-    """Every number of ``answer`` to 2 decimals (the answer format, DESIGN §4)."""
+    """Every number of ``answer`` to 2 decimals (the answer format, docs/design.md §4)."""
     return [[round(c, 2) if isinstance(c, float) else c for c in row] for row in answer]
 
 

@@ -7,7 +7,7 @@ the LLM repairs from — up to ``max_iterations`` calls (25 in the paper). A sta
 guard refuses (``DROP TABLE``, a future-year table, a second statement) never runs.
 The final SQL becomes the question's history, read once more through the same guard.
 The guard offers ``forecast('table', horizon => N)`` too (the store model's forecasts as a
-relation, DESIGN §10), so the LLM can read forecasts — rank projects by their 2022
+relation, docs/design.md §10), so the LLM can read forecasts — rank projects by their 2022
 forecast — in one statement through the same tool.
 """
 

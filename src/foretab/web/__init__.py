@@ -1,4 +1,4 @@
-"""``foretab serve``: the JSON HTTP API and the web page (DESIGN §9).
+"""``foretab serve``: the JSON HTTP API and the web page (docs/design.md §9).
 
 ``create_app(EnginePool(...))`` is the ASGI app; ``foretab.cli.serve`` runs it with uvicorn.
 """

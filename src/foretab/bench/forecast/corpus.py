@@ -34,7 +34,7 @@ from foretab.forecast.store import (
     store_reference,
 )
 
-#: Eligibility, as the dataset builder filters questions (DESIGN §5).
+#: Eligibility, as the dataset builder filters questions (docs/design.md §5).
 MIN_HISTORY_OBS = 6
 HISTORY_WINDOW = 24
 

@@ -90,6 +90,10 @@ def _rss_mib(pid: int) -> float:
 @contextlib.contextmanager
 def running_server(db: str, *, future: str, engines: int) -> Iterator[tuple[str, int]]:
     """``foretab serve`` on a free loopback port: yields (base URL, pid)."""
+    from foretab.extras import require
+
+    require("httpx", "bench")
+    require("uvicorn", "serve")
     import httpx
 
     port = _free_port()

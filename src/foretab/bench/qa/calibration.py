@@ -49,6 +49,9 @@ def plot_reliability(runs: list[RunJson], path: Path) -> Path | None:
     runs = _calibrated(runs)
     if not runs:
         return None
+    from foretab.extras import require
+
+    require("matplotlib", "bench")
     import matplotlib
 
     matplotlib.use("Agg")

@@ -1,6 +1,6 @@
 """Templates of the issue-10 families for ``foretab bench build``, English and Chinese.
 
-Families (DESIGN §4): **scope** (a district as a whole: highest / lowest / best-selling
+Families (docs/design.md §4): **scope** (a district as a whole: highest / lowest / best-selling
 project, top N, a price range, among the top N by units the cheapest, mean price, total
 units, how many projects sold), **threshold** (above / below a value → Yes / No),
 **which month**, **units sold** in a month, and **numeric change** (percentage, past and

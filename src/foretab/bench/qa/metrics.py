@@ -1,4 +1,4 @@
-"""ODTQA-FoRe metrics (paper §5.1, DESIGN §5) as small pure functions.
+"""ODTQA-FoRe metrics (paper §5.1, docs/design.md §5) as small pure functions.
 
 * Forecasting: numeric answer items are matched by (project, month); MSE, MAE and
   MRE = mean(|ŷ−y|/|y|) are taken over the matched items of all questions (gold zeros are
@@ -62,7 +62,7 @@ def numeric_items(answer: object) -> dict[NumericKey, float] | None:
     """Numeric answer rows keyed by (project, month); None when the answer is malformed.
 
     Accepted rows: ``[v]``, ``["January 2022", v]``, ``["Project", v]`` and
-    ``["Project", "January 2022", v]`` (DESIGN §4).
+    ``["Project", "January 2022", v]`` (docs/design.md §4).
     """
     if not isinstance(answer, list | tuple) or not answer:
         return None

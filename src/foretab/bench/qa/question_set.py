@@ -1,6 +1,6 @@
 """Score the engine on a hand-written question set (``tests/fixtures/questions/analyst_en.json``).
 
-Each item has a question and either an expected ``answer`` (list format, DESIGN §4) or a
+Each item has a question and either an expected ``answer`` (list format, docs/design.md §4) or a
 ``refuse`` word that the error message must contain (the cause: "developer", "unknown",
 "two", ...). Answers compare row by row with numbers to 2 decimals; ``ordered: false``
 compares the rows as a multiset. A refusal for a question with an answer, an answer for a

@@ -297,6 +297,9 @@ def _template_table(runs: list[RunJson]) -> list[str]:
 
 def plot_runs(runs: list[RunJson], path: Path) -> Path:
     """Bar chart of reasoning accuracy and F1 per ablation, one panel per model."""
+    from foretab.extras import require
+
+    require("matplotlib", "bench")
     import matplotlib
 
     matplotlib.use("Agg")

@@ -1,4 +1,4 @@
-"""RETQA historical questions (``../shared/data/retqa``) scored by the DESIGN §5 rule.
+"""RETQA historical questions (``../shared/data/retqa``) scored by the docs/design.md §5 rule.
 
 An answer is right when its project names equal the gold names as a set (a project
 matches by its Chinese or English name) and its numbers equal the gold numbers as a
@@ -70,7 +70,7 @@ def _items(rows: Iterable[Iterable[object]], alias: Callable[[str], str]) -> tup
 def same(
     got: list[list[Cell]], gold: list[list[object]], alias: Callable[[str], str] = str
 ) -> bool:
-    """The DESIGN §5 rule; ``alias`` maps a project name to one canonical spelling."""
+    """The docs/design.md §5 rule; ``alias`` maps a project name to one canonical spelling."""
     return _items(got, alias) == _items(gold, alias)
 
 

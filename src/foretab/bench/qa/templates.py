@@ -1,6 +1,6 @@
 """The ODTQA-FoRe question templates of foretab's QA benchmark (paper §3.2, appendix A.2).
 
-Each template fixes one question family of DESIGN §4 — task, aggregate, comparison, change
+Each template fixes one question family of docs/design.md §4 — task, aggregate, comparison, change
 measure, one or several projects, and which kind of time expression it takes — and carries
 several surface phrasings, so that no single wording dominates the dataset (the paper gets
 the same effect by LLM rewriting; ours are written by hand and rendered deterministically).
@@ -66,7 +66,7 @@ class Template:
     comparison: Comparison = Comparison.NONE
     measure: ChangeMeasure = ChangeMeasure.ABSOLUTE
     metric: Metric = Metric.VALUE
-    change: ChangeMeasure | None = None  # a numeric change (DESIGN §4)
+    change: ChangeMeasure | None = None  # a numeric change (docs/design.md §4)
     which_month: Extreme | None = None
 
     def to_dict(self) -> dict[str, object]:

@@ -71,7 +71,7 @@ class DatabenchRow:
 
 @dataclass(frozen=True, slots=True)
 class DatabenchReport:
-    """A whole run: rows plus the figures the README and ``bench report`` print."""
+    """A whole run: rows plus the figures docs/tableqa.md and ``bench report`` print."""
 
     pipeline: str
     lite: bool

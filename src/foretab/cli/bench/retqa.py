@@ -27,7 +27,7 @@ def retqa(
     ] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here.")] = None,
 ) -> None:
-    """Score the engine on RETQA questions by the DESIGN §5 rule and print a per-intent table.
+    """Score the engine on RETQA questions by the docs/design.md §5 rule and print a per-intent table.
 
     Use a store that holds every month as history (`foretab ingest ... --reference-month
     2022-12`).

@@ -117,7 +117,7 @@ def aggregate(text: str, cues: Cues, window: TimeWindow, which_month: Extreme | 
         return Aggregate.MAX
     if re.search(r"最低|最便宜", text):
         return Aggregate.MIN
-    # "去年的均价": the window's mean (DESIGN §4); units over a window are summed later.
+    # "去年的均价": the window's mean (docs/design.md §4); units over a window are summed later.
     return Aggregate.MEAN
 
 

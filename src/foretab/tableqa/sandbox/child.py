@@ -27,6 +27,14 @@ ALLOWED_MODULES = (
     "bisect", "random", "unicodedata", "calendar", "dateutil", "time", "textwrap", "difflib",
     "copy", "numbers", "enum", "zoneinfo", "collections.abc",
 )  # fmt: skip
+#: Submodules numpy and pandas import only on first use (``np.rec`` in ``to_records``,
+#: ``np.char`` in ``describe``, ...), imported with the allowed modules: once the child has
+#: dropped to its own uid it may not read the library files any more (a virtual
+#: environment in a folder only its owner can read), and the lazy import would fail.
+PRELOADED = (
+    "numpy.rec", "numpy.char", "numpy.strings", "numpy.fft", "pandas.core.methods.to_dict",
+    "pandas.core.reshape.reshape", "pandas.io.formats.string",
+)  # fmt: skip
 SAFE_BUILTINS = (
     "abs", "all", "any", "ascii", "bin", "bool", "bytearray", "bytes", "callable", "chr",
     "classmethod", "complex", "dict", "divmod", "enumerate", "filter", "float", "format",
@@ -291,7 +299,7 @@ def main() -> None:
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 1)  # stray writes to fd 1 cannot corrupt the report
-    for name in ALLOWED_MODULES:
+    for name in ALLOWED_MODULES + PRELOADED:
         with contextlib.suppress(ImportError):
             __import__(name)
     import pandas as pd
@@ -376,7 +384,7 @@ def zygote_main() -> None:
     import socket
 
     sock = socket.socket(fileno=int(sys.argv[2]))
-    for name in ALLOWED_MODULES:
+    for name in ALLOWED_MODULES + PRELOADED:
         with contextlib.suppress(ImportError):
             __import__(name)
     import pandas  # noqa: F401
