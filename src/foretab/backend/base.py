@@ -104,6 +104,17 @@ class ReadConnection(Protocol):
         """
         ...
 
+    def fetch_text(
+        self,
+        sql: str,
+        values: list[object],
+        *,
+        max_rows: int | None = None,
+        max_bytes: int | None = None,
+    ) -> Rows:
+        """``fetch`` of a statement already rendered by ``backend.render``, one value per marker."""
+        ...
+
     def relation_names(self) -> frozenset[str]:
         """Every lower-case relation name an unqualified reference could resolve to.
 

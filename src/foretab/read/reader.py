@@ -145,7 +145,7 @@ class GuardedHistoryReader:
             query = history_query(retrieval.tables, plan.entities, first, last, self.cols)
         if query is None:
             return HistoryRead(History.empty(plan.entities))
-        return _read(self.guard, plan, query.ast, query.params, self.cols)
+        return _read(self.guard, plan, query.sql(self.guard.dialect), query.params, self.cols)
 
 
 def _read_scope(
@@ -159,7 +159,7 @@ def _read_scope(
     if query is None:
         outcomes = tuple(ScopeOutcome(0) for _ in plan.scopes)
         return HistoryRead(History({}, measure, scopes=outcomes))
-    result = guard.execute(query.ast, query.params)
+    result = guard.execute(query.sql(guard.dialect), query.params)
     return HistoryRead(
         History({}, measure, scopes=scope_outcomes(result, plan, cols)),
         sql=result.sql,

@@ -31,13 +31,33 @@ from foretab.store.catalog import CatalogEntry
 
 @dataclass(frozen=True, slots=True)
 class HistoryQuery:
-    """A query AST and its parameters, in placeholder order."""
+    """A query AST and its parameters, in placeholder order.
+
+    ``shape`` is all the AST depends on (the builder, its tables and how many names each
+    filters on, the columns): queries of one shape differ only in their parameters, so
+    their SQL text is generated once per shape and dialect (~0.4 ms a question).
+    """
 
     ast: exp.Query
     params: tuple[object, ...]
+    shape: tuple[object, ...] = ()
 
     def sql(self, dialect: str = "duckdb") -> str:
-        return self.ast.sql(dialect=dialect)
+        if not self.shape:
+            return self.ast.sql(dialect=dialect)
+        key = (self.shape, dialect)
+        text = _TEXT_BY_SHAPE.get(key)
+        if text is None:
+            text = self.ast.sql(dialect=dialect)
+            if len(_TEXT_BY_SHAPE) >= _TEXTS_KEPT:
+                _TEXT_BY_SHAPE.pop(next(iter(_TEXT_BY_SHAPE)))
+            _TEXT_BY_SHAPE[key] = text
+        return text
+
+
+#: SQL texts by (shape, dialect), oldest dropped first past ``_TEXTS_KEPT``.
+_TEXT_BY_SHAPE: dict[tuple[object, ...], str] = {}
+_TEXTS_KEPT = 4096
 
 
 def default_columns() -> TableColumns:
@@ -80,6 +100,7 @@ def history_query(
     cols = cols or default_columns()
     selects: list[exp.Select] = []
     params: list[object] = []
+    shape: list[object] = ["history", cols]
     for table in tables:
         names = sorted(
             {p.name for p in entities if (p.outer, p.inner) == (table.outer, table.inner)}
@@ -87,13 +108,14 @@ def history_query(
         lo, hi = max(first, Month(table.year, 1)), min(last, Month(table.year, 12))
         if not names or hi < lo:
             continue
+        shape.append((table.table_name, len(names)))
         names_in = exp.In(
             this=exp.column(cols.entity), expressions=[exp.Placeholder() for _ in names]
         )
         condition = exp.And(this=names_in, expression=_months(cols))
         selects.append(_select(table, condition, cols))
         params += [table.outer, table.inner, *names, lo.first_day, hi.first_day]
-    return _union(selects, params, cols)
+    return _union(selects, params, cols, tuple(shape))
 
 
 def scope_query(
@@ -103,17 +125,19 @@ def scope_query(
     cols = cols or default_columns()
     selects: list[exp.Select] = []
     params: list[object] = []
+    shape: list[object] = ["scope", cols]
     for table in tables:
         lo, hi = max(first, Month(table.year, 1)), min(last, Month(table.year, 12))
         if hi < lo:
             continue
         selects.append(_select(table, _months(cols), cols))
         params += [table.outer, table.inner, lo.first_day, hi.first_day]
-    return _union(selects, params, cols)
+        shape.append(table.table_name)
+    return _union(selects, params, cols, tuple(shape))
 
 
 def _union(
-    selects: list[exp.Select], params: list[object], cols: TableColumns
+    selects: list[exp.Select], params: list[object], cols: TableColumns, shape: tuple[object, ...]
 ) -> HistoryQuery | None:
     if not selects:
         return None
@@ -122,7 +146,7 @@ def _union(
         query = exp.Union(this=query, expression=select, distinct=False)
     order = [exp.Ordered(this=exp.column(c), nulls_first=True) for c in _order(cols)]
     query = query.order_by(*order, copy=False)
-    return HistoryQuery(query, tuple(params))
+    return HistoryQuery(query, tuple(params), shape)
 
 
 def _order(cols: TableColumns) -> tuple[str, ...]:

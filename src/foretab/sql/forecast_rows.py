@@ -168,7 +168,7 @@ class StoreForecasts:
         query = history_query(group, refs, first, reference, self.cols)
         if query is None:
             return History.empty(refs)
-        result = guard.execute(query.ast, query.params)
+        result = guard.execute(query.sql(guard.dialect), query.params)
         if result.truncated:
             raise QueryError(
                 f"the history of {entry.table_name}'s {len(refs):,} series is more than one "

@@ -184,6 +184,10 @@ class GuardedExecutor:
                 f"{self.limits.max_query_chars:,}. Shorten it (fewer literals, a join instead "
                 "of a long IN list)",
             )
+        if isinstance(sql, exp.Expression):
+            # Sent as its text: the worker checks what it parses back, as for any caller's
+            # SQL, and remembers allowed texts (the engine's reads repeat with other values).
+            sql = sql.sql(dialect=self.dialect)
         outermost = self._budget_end is None
         if outermost:
             self._budget_end = time.perf_counter() + self.limits.timeout_s

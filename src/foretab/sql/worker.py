@@ -13,6 +13,7 @@ import resource
 import sys
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -127,8 +128,35 @@ _USER_FUNCTIONS_SQL = {
 }
 
 
+#: Checked statements a session remembers (its ``allowed`` verdicts, least recent dropped).
+VERDICT_CACHE_SIZE = 512
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdict:
+    """An allowed statement, checked and capped: what a fresh check would produce again.
+
+    ``text`` is the checked SQL (the trace's), ``driver_sql`` what the driver runs, with
+    ``placeholders`` markers for the caller's parameters.
+    """
+
+    text: str
+    driver_sql: str
+    placeholders: int
+
+
 class _Session:
-    """One open history database."""
+    """One open history database.
+
+    Checking a statement (parse, rules, cap, render) costs about 2 ms, more than DuckDB
+    takes to run the engine's own history reads; the engine sends the same statement text
+    over and over with other parameters. So a session remembers its *allowed* verdicts,
+    keyed by the exact text and row cap: the check is a function of those, the session's
+    allowed tables and reserved names (fixed for its store generation) and the dialect, so a
+    remembered verdict is the one a fresh check would give. Refusals are not remembered (a
+    refused text is checked again each time) and neither is a statement that calls
+    ``forecast()`` (its rows are bound per call).
+    """
 
     def __init__(self, request: OpenRequest, watchdog: _Watchdog) -> None:
         from foretab.backend import get_backend
@@ -150,6 +178,7 @@ class _Session:
                 tables = tuple(self._catalog_tables(request.target))
             self.allowed = frozenset(t.lower() for t in tables) | {CATALOG_TABLE}
             self.reserved = self.conn.relation_names()
+            self._verdicts: OrderedDict[tuple[str, int], _Verdict] = OrderedDict()
         except BaseException:
             self.conn.close()
             raise
@@ -237,6 +266,45 @@ class _Session:
     def _run(
         self, request: QueryRequest, started: float
     ) -> QueryResult | Prepared | NeedsForecasts:
+        key = (request.sql, request.max_rows) if isinstance(request.sql, str) else None
+        verdict = None if key is None else self._verdicts.get(key)
+        if verdict is None:
+            checked = self._checked(request, started)
+            if not isinstance(checked, _Verdict):
+                return checked
+            verdict = checked
+            if key is not None:
+                self._verdicts[key] = verdict
+                if len(self._verdicts) > VERDICT_CACHE_SIZE:
+                    self._verdicts.popitem(last=False)
+        elif key is not None:
+            self._verdicts.move_to_end(key)
+        if request.prepare_only:
+            return Prepared(verdict.text)
+        if verdict.placeholders != len(request.params):
+            raise QueryError(
+                f"the query has {verdict.placeholders} placeholder(s) but "
+                f"{len(request.params)} parameter(s) were given; pass one value per '?'"
+            )
+        rows = self.conn.fetch_text(
+            verdict.driver_sql,
+            list(request.params),
+            max_rows=request.max_rows,
+            max_bytes=request.max_result_bytes,
+        )
+        return QueryResult(
+            columns=rows.columns,
+            rows=rows.rows,
+            truncated=rows.more,
+            elapsed_s=time.perf_counter() - started,
+            sql=verdict.text,
+            truncated_by=("bytes" if rows.by_bytes else "rows") if rows.more else "",
+        )
+
+    def _checked(
+        self, request: QueryRequest, started: float
+    ) -> _Verdict | QueryResult | Prepared | NeedsForecasts:
+        """A fresh check: the verdict of a plain statement, or a forecast statement's reply."""
         checked = checked_query(
             request.sql,
             self.dialect,
@@ -247,11 +315,13 @@ class _Session:
             request.forecasts,
         )
         query, text = checked.query, checked.text
+        n_placeholders = sum(1 for _ in query.find_all(exp.Placeholder)) - len(checked.params)
+        if not checked.calls:
+            return _Verdict(text, self.conn.backend.render(query), n_placeholders)
         if request.prepare_only:
             return Prepared(text)
         if not checked.bound:
             return NeedsForecasts(checked.calls)
-        n_placeholders = sum(1 for _ in query.find_all(exp.Placeholder)) - len(checked.params)
         if n_placeholders != len(request.params):
             raise QueryError(
                 f"the query has {n_placeholders} placeholder(s) but {len(request.params)} "
