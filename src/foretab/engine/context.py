@@ -10,7 +10,8 @@ for itself with ``connect``, as a ``StoreSession`` of the same generation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 
 from foretab.core.catalog import CatalogEntry, EntityEntry
 from foretab.core.months import Month
@@ -70,7 +71,6 @@ class StoreContext:
     reference: Month
     #: where the store is, for messages (a PostgreSQL URL with its password redacted)
     describe: str
-    _retriever: list[Retriever] = field(default_factory=list, repr=False)
 
     @classmethod
     def open(cls, db: str) -> StoreContext:
@@ -99,12 +99,10 @@ class StoreContext:
             describe=store.location.describe(),
         )
 
-    @property
+    @cached_property
     def retriever(self) -> Retriever:
         """The caption retriever (canonical captions, BM25 fallback) over this catalog."""
-        if not self._retriever:
-            self._retriever.append(Retriever(self.catalog, self.schema))
-        return self._retriever[0]
+        return Retriever(self.catalog, self.schema)
 
     @classmethod
     def open_session(
