@@ -45,6 +45,14 @@ def databench(
     timeout: Annotated[
         float, typer.Option("--timeout", min=1.0, help="Wall seconds per sandboxed run.")
     ] = 30.0,
+    allow_weak_sandbox: Annotated[
+        bool,
+        typer.Option(
+            "--allow-weak-sandbox",
+            help="Run generated code even where an isolation layer (network namespace, "
+            "Landlock, a fresh uid) is missing on this machine. Off: such a run is refused.",
+        ),
+    ] = False,
     json_out: Annotated[
         Path | None,
         typer.Option("--json", help="Write the run (summary and every question) to this file."),
@@ -69,7 +77,9 @@ def databench(
     if pipeline not in PIPELINES:
         raise typer.BadParameter(f"use one of {', '.join(PIPELINES)}", param_hint="--pipeline")
     llm = build_llm(llm_base_url, llm_model, llm_cache, llm_config, llm_record, llm_replay)
-    limits = SandboxLimits(wall_s=timeout, cpu_s=max(1, int(timeout)))
+    limits = SandboxLimits(
+        wall_s=timeout, cpu_s=max(1, int(timeout)), strict=not allow_weak_sandbox
+    )
     qa = TableQA(llm, pipeline, fix_attempts=fix_attempts, limits=limits)
     with llm, _bar("DataBench") as bar:
         task = bar.add_task("questions", total=None)
