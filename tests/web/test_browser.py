@@ -74,6 +74,7 @@ def served(web_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
             str(port),
             "--future",
             "oracle",
+            "--allow-oracle",
             "--engines",
             "2",
         ],

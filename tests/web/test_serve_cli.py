@@ -47,3 +47,8 @@ def test_a_short_token_is_refused(web_db: str) -> None:
 def test_a_missing_store_is_reported(tmp_path) -> None:
     code, output = _serve("--db", str(tmp_path / "none.duckdb"))
     assert code == 2 and "foretab ingest" in output
+
+
+def test_future_oracle_needs_allow_oracle(web_db: str) -> None:
+    code, output = _serve("--db", web_db, "--future", "oracle")
+    assert code == 2 and "--allow-oracle" in output

@@ -57,6 +57,14 @@ def serve(
             "a request may pick another."
         ),
     ] = "model",
+    allow_oracle: Annotated[
+        bool,
+        typer.Option(
+            "--allow-oracle",
+            help="Evaluation only: let requests (and --future) use the oracle, which reads "
+            "the future store, i.e. the answers. Off: 'future: oracle' is refused (403).",
+        ),
+    ] = False,
     engines: Annotated[
         int,
         typer.Option(min=1, max=32, help="Questions answered at once (one engine each)."),
@@ -91,6 +99,11 @@ def serve(
 
     if future not in ("model", "oracle", "none"):
         raise typer.BadParameter("use model, oracle or none", param_hint="--future")
+    if future == "oracle" and not allow_oracle:
+        raise ForetabError(
+            "--future oracle reads the future store (the answers) and is for evaluation only; "
+            "add --allow-oracle to serve it, or use --future model or none"
+        )
     if token is not None and len(token) < 16:
         raise ForetabError(
             "the --token is too short to protect anything; use at least 16 characters "
@@ -123,6 +136,7 @@ def serve(
             token=token,
             allowed_hosts=(*LOOPBACK_HOSTS, host) if loopback else ("*",),
             cors_origins=tuple(cors_origin or ()),
+            allow_oracle=allow_oracle,
         )
         shown = f"[{host}]" if ":" in host else host
         print(

@@ -8,6 +8,7 @@ event loop never blocks and no connection is shared. Errors are the CLI's error 
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from importlib import resources
 
@@ -27,6 +28,7 @@ from foretab.web.errors import (
     InternalError,
     MethodNotAllowedError,
     NotFoundError,
+    OracleNotAllowedError,
     RequestTooLargeError,
     error_json,
     status_for,
@@ -70,11 +72,19 @@ class AppSettings:
     allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS
     max_body_bytes: int = MAX_BODY_BYTES
     cors_origins: tuple[str, ...] = ()
+    # The oracle reads the future store (the answers): evaluation only, off unless asked.
+    allow_oracle: bool = False
 
 
 def create_app(pool: EnginePool, settings: AppSettings | None = None) -> FastAPI:
     """The app serving ``pool``'s store; the caller owns (and closes) the pool."""
     settings = settings or AppSettings()
+    if pool.default == "oracle" and not settings.allow_oracle:
+        raise ForetabError(
+            "the oracle future source reads the future store (the answers); it is for "
+            "evaluation only: start `foretab serve` with --allow-oracle to serve it, or use "
+            "--future model or none"
+        )
     app = FastAPI(
         title="foretab",
         version=foretab.__version__,
@@ -84,8 +94,8 @@ def create_app(pool: EnginePool, settings: AppSettings | None = None) -> FastAPI
         openapi_url="/api/openapi.json",
     )
     _add_error_handlers(app)
-    _add_api(app, pool)
-    _add_page(app)
+    _add_api(app, pool, settings.allow_oracle)
+    _add_page(app, settings.allow_oracle)
     if settings.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
 
@@ -157,7 +167,7 @@ def _add_error_handlers(app: FastAPI) -> None:
         )
 
 
-def _add_api(app: FastAPI, pool: EnginePool) -> None:
+def _add_api(app: FastAPI, pool: EnginePool, allow_oracle: bool) -> None:
     examples_by_generation: dict[str | None, tuple[str, ...]] = {}
 
     def current_examples() -> tuple[str, ...]:
@@ -181,6 +191,7 @@ def _add_api(app: FastAPI, pool: EnginePool) -> None:
             projects=len(pool.projects),
             future=pool.default,
             engines=list(pool.engine_names),
+            oracle=allow_oracle,
         )
 
     @app.get("/api/tables", response_model=TablesDoc, tags=["store"])
@@ -241,6 +252,13 @@ def _add_api(app: FastAPI, pool: EnginePool) -> None:
     @app.post("/api/ask", response_model=AnswerDoc, responses=_ERRORS, tags=["questions"])
     async def ask(request: AskRequest) -> Response:
         """Answer a question: the same object as `foretab ask --json`."""
+        if (request.future or pool.default) == "oracle" and not allow_oracle:
+            raise OracleNotAllowedError(
+                "this server does not offer the oracle future source (it reads the future "
+                "store: evaluation only); ask with future 'model' or 'none', or start "
+                "`foretab serve` with --allow-oracle",
+                suggestions=("model", "none"),
+            )
         rendered = await pool.ask(
             request.engine, request.future, request.question, lambda a: dumps(a.to_doc())
         )
@@ -259,9 +277,14 @@ def _add_api(app: FastAPI, pool: EnginePool) -> None:
         )
 
 
-def _add_page(app: FastAPI) -> None:
+_ORACLE_OPTION = re.compile(rb'\s*<option value="oracle">[^<]*</option>')
+
+
+def _add_page(app: FastAPI, allow_oracle: bool) -> None:
     static = resources.files("foretab.web") / "static"
     index = (static / "index.html").read_bytes()
+    if not allow_oracle:
+        index = _ORACLE_OPTION.sub(b"", index)  # the page offers only what the server serves
 
     @app.get("/", include_in_schema=False)
     async def page() -> Response:

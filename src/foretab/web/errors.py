@@ -60,6 +60,12 @@ class HostNotAllowedError(HttpError):
     status = 421
 
 
+class OracleNotAllowedError(HttpError):
+    """``future: oracle`` on a server whose operator did not turn the oracle on."""
+
+    status = 403
+
+
 class InternalError(HttpError):
     """An unexpected failure; the message says where to look, never a traceback."""
 
