@@ -8,8 +8,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from foretab.web import AppSettings, EnginePool, create_app
 from foretab.errors import ForetabError
+from foretab.web import AppSettings, EnginePool, create_app
 from tests.web.conftest import TEST_HOSTS, banded_factory
 from tests.web.server import serving
 
