@@ -50,3 +50,44 @@ def test_an_oracle_default_needs_the_flag(web_db: str) -> None:
             create_app(pool, AppSettings(allowed_hosts=TEST_HOSTS))
     finally:
         pool.close()
+
+
+# -- secrets in errors (item 8): serve --engine timefore ------------------------------------
+
+SECRET_KEY = "sk-served-secret-6666"
+URL_SECRET = "sk-served-url-7777"
+
+
+def test_http_errors_never_show_the_key(web_db: str, monkeypatch) -> None:
+    from foretab.llm import OpenAIProvider, load_options
+    from foretab.web.pool import agent_factory
+    from tests.llm.fake_openai import FakeOpenAIServer, Scripted
+
+    monkeypatch.setenv("FORETAB_LLM_API_KEY", SECRET_KEY)
+    server = FakeOpenAIServer()
+    server.respond_with(
+        lambda body: Scripted(
+            status=401, body={"error": {"message": f"bad key {SECRET_KEY} ({URL_SECRET})"}}
+        )
+    )
+    url = f"http://user:{URL_SECRET}@127.0.0.1:{server.port}/v1"
+    llm = OpenAIProvider(load_options(base_url=url, model="fake-model", max_retries=0))
+    pool = EnginePool(
+        banded_factory(web_db),
+        size=1,
+        default="model",
+        agents=("timefore", agent_factory(web_db, llm)),
+    )
+    try:
+        with serving(create_app(pool)) as base:
+            question = "Which project in Huangpu District had the highest price in 2020?"
+            reply = httpx.post(
+                base + "/api/ask", json={"question": question, "engine": "timefore"}, timeout=60
+            )
+    finally:
+        pool.close()
+        llm.close()
+        server.close()
+    assert reply.status_code >= 400, reply.text
+    assert "401" in reply.text
+    assert SECRET_KEY not in reply.text and URL_SECRET not in reply.text, reply.text

@@ -21,6 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 import foretab
 from foretab.core.schema import AnswerDoc, ErrorDoc, dumps
 from foretab.errors import ForetabError
+from foretab.llm.redact import mask
 from foretab.sql.jsonable import json_value
 from foretab.web.errors import (
     BadRequestError,
@@ -113,7 +114,8 @@ def create_app(pool: EnginePool, settings: AppSettings | None = None) -> FastAPI
 
 
 def _json(doc_text: str, status: int = 200) -> Response:
-    return Response(doc_text, status_code=status, media_type="application/json")
+    # An answer's trace carries LLM replies, which may echo the API key.
+    return Response(mask(doc_text), status_code=status, media_type="application/json")
 
 
 def _error_response(error: ForetabError) -> Response:
