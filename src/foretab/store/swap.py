@@ -139,11 +139,14 @@ def _swap_in(location: StoreLocation, build: Builder) -> None:
     folder = store_dir(location)
     generation = f"g-{uuid.uuid4().hex[:12]}"
     pending = folder / f"{generation}.tmp"
-    pending.mkdir()
+    # Owner only, like the model files: the future store is the evaluation's answers.
+    pending.mkdir(mode=0o700)
     try:
         build(pending / HISTORY_FILE, pending / FUTURE_FILE)
-        (pending / ARTIFACTS_DIR).mkdir()
+        (pending / ARTIFACTS_DIR).mkdir(mode=0o700)
         _drop_wal(pending)
+        for path in (pending, *pending.iterdir()):
+            path.chmod(0o700 if path.is_dir() else 0o600)
     except BaseException:
         shutil.rmtree(pending, ignore_errors=True)
         raise

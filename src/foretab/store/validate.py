@@ -99,6 +99,7 @@ def read_table(path: Path) -> pd.DataFrame:
                         raise IngestError(f"{path}: the file is empty after decompression.")
             _check_header(path, is_gzip)
             _check_size(path, is_gzip)
+            _check_fields(path, is_gzip)
             raw = pd.read_csv(
                 path, dtype=str, keep_default_na=False, compression="gzip" if is_gzip else None
             )
@@ -111,6 +112,46 @@ def read_table(path: Path) -> pd.DataFrame:
         f"{path}: unknown format; pass a .csv, .csv.gz or .parquet file in long format "
         "(city, district, project, month, avg_price[, units_sold])."
     )
+
+
+def _check_fields(path: Path, is_gzip: bool) -> None:
+    """Every row has exactly the header's number of fields, and no NUL character.
+
+    pandas fills a short row's missing fields with '' (keep_default_na=False) and its C
+    parser cuts a value at a NUL: both would change the data silently.
+    """
+    import csv
+
+    opener = gzip.open if is_gzip else open
+    with opener(path, "rb") as raw:  # type: ignore[operator]
+        has_nul = any(b"\x00" in chunk for chunk in iter(lambda: raw.read(2**22), b""))
+    with opener(path, "rt", encoding="utf-8", errors="replace", newline="") as handle:  # type: ignore[operator]
+        reader = csv.reader(handle)
+        try:
+            header = next(reader, [])
+            if any("\x00" in name for name in header):
+                raise IngestError(f"{path}, row 1 (the header): a column name holds a NUL byte.")
+            record = 0
+            for fields in reader:
+                if not fields:
+                    continue  # a blank line, skipped as pandas skips it
+                record += 1
+                if len(fields) != len(header):
+                    raise IngestError(
+                        f"{path}, row {record + 1}: {len(fields)} fields where the header has "
+                        f"{len(header)}; every row needs one value per column (quote values "
+                        "that contain commas)."
+                    )
+                for name, value in zip(header, fields, strict=True) if has_nul else ():
+                    if "\x00" in value:
+                        raise IngestError(
+                            f"{path}, row {record + 1}, column {name.strip()!r}: the value holds "
+                            "a NUL byte; remove it from the file."
+                        )
+        except csv.Error as exc:
+            raise IngestError(
+                f"{path}, line {reader.line_num}: cannot be read as CSV ({exc})."
+            ) from None
 
 
 def _refuse_short_rows(raw: pd.DataFrame, path: Path) -> pd.DataFrame:
