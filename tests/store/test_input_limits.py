@@ -46,7 +46,7 @@ def _csv(tmp_path: Path, *lines: str) -> Path:
         "long",
         "one-field-short",
         "nul-in-name",
-    ],  # fmt: skip
+    ],
 )
 def test_bad_rows_are_refused(tmp_path: Path, line: str, match: str) -> None:
     path = _csv(tmp_path, ROW, line)
