@@ -52,3 +52,11 @@ def test_a_missing_store_is_reported(tmp_path) -> None:
 def test_future_oracle_needs_allow_oracle(web_db: str) -> None:
     code, output = _serve("--db", web_db, "--future", "oracle")
     assert code == 2 and "--allow-oracle" in output
+
+
+@pytest.mark.parametrize(
+    "token", ["pässwörd-pässwörd-1234", "token with spaces 0123456", "tab\tseparated-0123456789"]
+)
+def test_a_token_no_header_can_carry_is_refused(web_db: str, token: str) -> None:
+    code, output = _serve("--db", web_db, "--token", token)
+    assert code == 2 and "printable ASCII" in output

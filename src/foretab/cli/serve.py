@@ -96,6 +96,7 @@ def serve(
     from foretab.web import AppSettings, EnginePool, create_app, engine_factory
     from foretab.web.gate import LOOPBACK_HOSTS
     from foretab.web.pool import agent_factory
+    from foretab.web.server import server_config
 
     if future not in ("model", "oracle", "none"):
         raise typer.BadParameter("use model, oracle or none", param_hint="--future")
@@ -103,6 +104,12 @@ def serve(
         raise ForetabError(
             "--future oracle reads the future store (the answers) and is for evaluation only; "
             "add --allow-oracle to serve it, or use --future model or none"
+        )
+    if token is not None and not (token.isascii() and token.isprintable() and " " not in token):
+        raise ForetabError(
+            "the --token must be printable ASCII without spaces (an HTTP header cannot carry "
+            'anything else, so no client could ever send it); e.g. `python -c "import '
+            'secrets; print(secrets.token_urlsafe())"`'
         )
     if token is not None and len(token) < 16:
         raise ForetabError(
@@ -145,16 +152,9 @@ def serve(
             f"engines = {', '.join(pool.engine_names)}",
             file=sys.stderr,
         )
-        uvicorn.run(
-            create_app(pool, settings),
-            host=host,
-            port=port,
-            log_level="warning",
-            server_header=False,
-            # Beyond this many open connections uvicorn answers 503 instead of queueing.
-            limit_concurrency=max(64, engines * 16),
-            timeout_graceful_shutdown=5,
-        )
+        # Header / body read deadlines and a per-client connection cap (web/server.py).
+        config = server_config(create_app(pool, settings), host=host, port=port, engines=engines)
+        uvicorn.Server(config).run()
     finally:
         pool.close()
         if llm is not None:

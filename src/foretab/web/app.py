@@ -7,6 +7,7 @@ event loop never blocks and no connection is shared. Errors are the CLI's error 
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ import foretab
 from foretab.core.schema import AnswerDoc, ErrorDoc, dumps
 from foretab.errors import ForetabError
 from foretab.llm.redact import mask
+from foretab.sql.guard import QueryResult
 from foretab.sql.jsonable import json_value
 from foretab.web.errors import (
     BadRequestError,
@@ -48,11 +50,14 @@ from foretab.web.models import (
 )
 from foretab.web.pool import EnginePool
 from foretab.web.search import search_projects
+from foretab.web.stream import StreamedJSON
 
 log = logging.getLogger("foretab.web")
 
 #: Default request body limit: a question or a query is a few hundred bytes.
 MAX_BODY_BYTES = 64 * 1024
+#: Default cap on a /api/sql response as sent (JSON bytes, not Python object size).
+MAX_RESPONSE_BYTES = 32 * 2**20
 
 _ERRORS: dict[int | str, dict[str, object]] = {
     code: {"model": ErrorDoc, "description": text}
@@ -75,6 +80,10 @@ class AppSettings:
     cors_origins: tuple[str, ...] = ()
     # The oracle reads the future store (the answers): evaluation only, off unless asked.
     allow_oracle: bool = False
+    # /api/sql: rows past this many bytes of JSON are left out (truncated: true).
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+    # A client that accepts no chunk of a response for this long is dropped.
+    send_timeout_s: float = 30.0
 
 
 def create_app(pool: EnginePool, settings: AppSettings | None = None) -> FastAPI:
@@ -95,7 +104,7 @@ def create_app(pool: EnginePool, settings: AppSettings | None = None) -> FastAPI
         openapi_url="/api/openapi.json",
     )
     _add_error_handlers(app)
-    _add_api(app, pool, settings.allow_oracle)
+    _add_api(app, pool, settings)
     _add_page(app, settings.allow_oracle)
     if settings.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
@@ -169,7 +178,9 @@ def _add_error_handlers(app: FastAPI) -> None:
         )
 
 
-def _add_api(app: FastAPI, pool: EnginePool, allow_oracle: bool) -> None:
+def _add_api(app: FastAPI, pool: EnginePool, settings: AppSettings) -> None:
+    allow_oracle = settings.allow_oracle
+
     examples_by_generation: dict[str | None, tuple[str, ...]] = {}
 
     def current_examples() -> tuple[str, ...]:
@@ -183,11 +194,14 @@ def _add_api(app: FastAPI, pool: EnginePool, allow_oracle: bool) -> None:
 
     @app.get("/api/health", response_model=HealthDoc, tags=["store"])
     async def health() -> HealthDoc:
-        """The store being served, its reference month ('now') and its size."""
-        await pool.refreshed()
+        """The store being served, its reference month ('now') and its size.
+
+        From memory: no store read, no worker thread, so it answers while every engine is
+        busy (the store routes pick up a new ingest).
+        """
         return HealthDoc(
             version=foretab.__version__,
-            store=pool.store_name,
+            store=pool.public_name,
             reference_month=pool.reference.iso,
             tables=len(pool.catalog),
             projects=len(pool.projects),
@@ -267,19 +281,42 @@ def _add_api(app: FastAPI, pool: EnginePool, allow_oracle: bool) -> None:
         return _json(rendered)
 
     @app.post("/api/sql", response_model=SqlResultDoc, responses=_ERRORS, tags=["store"])
-    async def sql(request: SqlRequest) -> SqlResultDoc:
-        """One read-only SELECT through the SQL guard (as `foretab sql --json`)."""
-        result = await pool.run(None, lambda e: e.guard.execute(request.sql, request.params))
-        return SqlResultDoc(
-            columns=list(result.columns),
-            rows=[[json_value(v) for v in row] for row in result.rows],
-            truncated=result.truncated,
-            sql=result.sql,
-            ms=round(result.elapsed_s * 1000, 3),
+    async def sql(request: SqlRequest) -> Response:
+        """One read-only SELECT through the SQL guard (as `foretab sql --json`).
+
+        The JSON is capped at the server's response size (rows past it are left out and
+        ``truncated`` is true) and encoded in the worker thread, off the event loop.
+        """
+        cap = settings.max_response_bytes
+        body = await pool.run(
+            None, lambda e: sql_result_json(e.guard.execute(request.sql, request.params), cap)
         )
+        return StreamedJSON(body, send_timeout_s=settings.send_timeout_s)
 
 
 _ORACLE_OPTION = re.compile(rb'\s*<option value="oracle">[^<]*</option>')
+
+
+def sql_result_json(result: QueryResult, max_bytes: int) -> bytes:
+    """``SqlResultDoc`` as JSON bytes, rows left out past ``max_bytes`` (``truncated``)."""
+
+    def encode(value: object) -> bytes:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    tail = {"sql": result.sql, "ms": round(result.elapsed_s * 1000, 3)}
+    head = b'{"columns":' + encode(list(result.columns)) + b',"rows":['
+    budget = max_bytes - len(head) - len(encode(tail)) - 64
+    rows: list[bytes] = []
+    size, truncated = 0, result.truncated
+    for row in result.rows:
+        encoded = encode([json_value(v) for v in row])
+        size += len(encoded) + 1
+        if size > budget:
+            truncated = True
+            break
+        rows.append(encoded)
+    ending = b'],"truncated":' + encode(truncated) + b"," + encode(tail)[1:]
+    return head + b",".join(rows) + ending
 
 
 def _add_page(app: FastAPI, allow_oracle: bool) -> None:
