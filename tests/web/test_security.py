@@ -182,8 +182,8 @@ def test_health_shows_no_path_and_answers_while_engines_are_busy(model_pool, web
         assert folder not in health.decode() and b'"store":"' + Path(web_db).name.encode() in health
         with ThreadPoolExecutor(6) as pool:
             busy = [
-                pool.submit(raw_request, port, post_json("/api/sql", {"sql": slow}))
-                for _ in range(4)
+                pool.submit(raw_request, port, post_json("/api/sql", {"sql": slow}), timeout=60)
+                for _ in range(2)  # one per engine of the pool
             ]
             time.sleep(0.5)  # both engines are running a statement now
             started = time.perf_counter()
