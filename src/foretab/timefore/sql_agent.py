@@ -21,6 +21,7 @@ from foretab.core.stages import HistoryRead
 from foretab.errors import ForetabError, QueryError
 from foretab.llm import ChatMessage, ChatReply, ToolCall, ToolSpec
 from foretab.llm.errors import LLMReplyError
+from foretab.llm.untrusted import data_block
 from foretab.read.reader import rows_to_history
 from foretab.sql.guard import GuardedExecutor, QueryResult
 from foretab.sql.jsonable import json_value
@@ -82,15 +83,17 @@ class ProjectResolver:
 
 
 def result_text(result: QueryResult, rows: int = PREVIEW_ROWS) -> str:
-    """What the tool tells the LLM: columns, the first rows, the row count."""
-    return json.dumps(
-        {
-            "columns": list(result.columns),
-            "rows": [[json_value(v) for v in row] for row in result.rows[:rows]],
-            "row_count": len(result.rows),
-            "truncated": result.truncated or len(result.rows) > rows,
-        },
-        ensure_ascii=False,
+    """What the tool tells the LLM: columns, the first rows, the row count (quoted as data)."""
+    return data_block(
+        json.dumps(
+            {
+                "columns": list(result.columns),
+                "rows": [[json_value(v) for v in row] for row in result.rows[:rows]],
+                "row_count": len(result.rows),
+                "truncated": result.truncated or len(result.rows) > rows,
+            },
+            ensure_ascii=False,
+        )
     )
 
 
@@ -191,7 +194,9 @@ class SQLAgentReader:
         conversation = Conversation(
             [
                 ChatMessage.system(system),
-                ChatMessage.user(f"<Query>:{plan.question}\n<Table Caption>:{tables!r},\n<SQL>:"),
+                ChatMessage.user(
+                    f"<Query>:{plan.question}\n<Table Caption>:{data_block(repr(tables))},\n<SQL>:"
+                ),
             ]
         )
         last_ok: tuple[str, QueryResult, History] | None = None
