@@ -14,6 +14,7 @@ from foretab.store.ingest import ingest_frame
 MARKUP_PROJECT = "Tower [/bold] X"
 MARKUP_DISTRICT = "[/] District"
 OSC_PROJECT = "Evil \x1b]0;pwned\x07 \x1b[2J Park \x9b31m"
+LINK_PROJECT = "[link=https://evil.example]Click[/link] \u202eKrap"
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +31,7 @@ def odd_store(tmp_path_factory: pytest.TempPathFactory) -> str:
         for district, project in (
             (MARKUP_DISTRICT, MARKUP_PROJECT),
             ("Gulou District", OSC_PROJECT),
+            ("Xuanwu District", LINK_PROJECT),
         )
         for m in range(1, 13)
     ]
@@ -49,6 +51,26 @@ def test_tables_prints_markup_like_names_verbatim(odd_store: str) -> None:
     assert result.exit_code == 0, result.output
     assert MARKUP_DISTRICT in result.output
     _assert_safe(result.output)
+
+
+def test_projects_prints_names_as_text(odd_store: str) -> None:
+    register_commands()
+    result = CliRunner().invoke(app, ["projects", "--db", odd_store], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    assert MARKUP_PROJECT in result.output and MARKUP_DISTRICT in result.output
+    assert "[link=https://evil.example]Click[/link]" in result.output  # shown, not a link
+    assert "\x1b]8;" not in result.output and "\u202e" not in result.output
+    _assert_safe(result.output)
+
+
+def test_ask_forecast_basis_prints_names_as_text(odd_store: str) -> None:
+    register_commands()
+    question = (
+        f"What will the price of {MARKUP_PROJECT} in {MARKUP_DISTRICT}, Nanjing be next month?"
+    )
+    result = CliRunner().invoke(app, ["ask", question, "--db", odd_store, "--future", "none"])
+    assert result.exit_code == 0, result.output
+    assert f"{MARKUP_PROJECT}:" in result.output  # the forecast's basis line, verbatim
 
 
 def test_sql_prints_control_sequences_stripped(odd_store: str) -> None:

@@ -251,7 +251,7 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
-            if not self.path.rstrip("/").endswith("/chat/completions"):
+            if not self.path.partition("?")[0].rstrip("/").endswith("/chat/completions"):
                 self._send(Scripted(status=404, body={"error": {"message": "not found"}}))
                 return
             try:

@@ -31,10 +31,22 @@ def _csv(tmp_path: Path, *lines: str) -> Path:
         ("Nanjing,Jiangning District,P,0000-01,30000,5", "outside 1900-01"),
         ("Nanjing,Jiangning District,P,2021-01,1e300,5", "avg_price"),
         ("Nanjing,Jiangning District," + "P" * 10_000 + ",2021-01,30000,5", "longer than 200"),
-        ("Nanjing,Jiangning District,P,2021-01", "is not a number"),
-        ("Nanjing,Jiangning District,P,2021-01,30000,5,extra,fields", "cannot be read"),
+        ("Nanjing,Jiangning District,P,2021-01", "row 3: 4 fields where the header has 6"),
+        ("Nanjing,Jiangning District,P,2021-01,30000,5,extra,fields", "row 3: 8 fields"),
+        ("Nanjing,Jiangning District,P,2021-01,30000", "row 3: 5 fields where the header has 6"),
+        ("Nanjing,Jiangning District,P\x00Q,2021-01,30000,5", "row 3, column 'project': .* NUL"),
     ],
-    ids=["units-1e20", "units-int32", "month-0000", "price-huge", "long-name", "short", "long"],
+    ids=[
+        "units-1e20",
+        "units-int32",
+        "month-0000",
+        "price-huge",
+        "long-name",
+        "short",
+        "long",
+        "one-field-short",
+        "nul-in-name",
+    ],
 )
 def test_bad_rows_are_refused(tmp_path: Path, line: str, match: str) -> None:
     path = _csv(tmp_path, ROW, line)

@@ -194,3 +194,13 @@ def test_kill_during_ingest_leaves_old_or_new(tmp_path: Path, point: str) -> Non
 @pytest.mark.parametrize("point", ALL_POINTS)
 def test_kill_at_every_step_leaves_old_or_new(tmp_path: Path, point: str) -> None:
     _kill_during_ingest(tmp_path, point)
+
+
+def test_store_files_are_owner_only(tmp_path: Path) -> None:
+    db = tmp_path / "corpus.duckdb"
+    ingest_frame(frame(), str(db), Month(2021, 6))
+    for path in (db, tmp_path / "corpus.future.duckdb"):
+        assert path.resolve().stat().st_mode & 0o777 == 0o600, path
+    assert (tmp_path / "corpus.artifacts").resolve().stat().st_mode & 0o777 == 0o700
+    assert (tmp_path / ".corpus.duckdb.store").stat().st_mode & 0o077 == 0
+    assert db.resolve().parent.stat().st_mode & 0o777 == 0o700

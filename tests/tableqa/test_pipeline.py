@@ -38,7 +38,7 @@ def test_ag_cs_sends_only_the_selected_columns(fake_openai, ibm_hr) -> None:
     assert result.columns == ("BusinessTravel",)
     assert result.answer.type is AnswerType.CATEGORY and result.answer.text == "Travel_Rarely"
     generator_prompt = fake_openai.requests[1]["messages"][0]["content"]
-    assert "column_names: ['BusinessTravel']" in generator_prompt
+    assert "column_names: <data>['BusinessTravel']</data>" in generator_prompt
     assert "'Age'" not in generator_prompt
 
 

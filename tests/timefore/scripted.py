@@ -46,7 +46,7 @@ def kind(body: dict[str, Any]) -> str:
 
 def history_values(text: str, first: tuple[int, int]) -> dict[str, list[object]]:
     """The prompt's last ``<History Price>`` as 24 values per project ('-' for gaps)."""
-    raw = re.findall(r"<History Price>:\s*(\[.*\])", text)[-1]
+    raw = re.findall(r"<History Price>:\s*(?:<data>)?(\[.*\])", text)[-1]
     rows = ast.literal_eval(raw)
     out: dict[str, list[object]] = {}
     year0, month0 = first

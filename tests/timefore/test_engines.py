@@ -295,7 +295,7 @@ def test_vanilla_predicts_from_the_history(fake_openai, mini_duckdb) -> None:
         answer = engine.ask(QUESTION)
     assert answer.answer == [[60000.0]] and len(seen) == 1
     prompt = seen[0]["messages"][0]["content"]
-    assert "<History Price>:[['January 2020'" in prompt
+    assert "<History Price>:<data>[['January 2020'" in prompt
     assert answer.trace.future_source == "vanilla.llm-predicts"
     assert answer.trace.tables[-1] == "project_price_table_huangpu_district_shanghai_2021"
 

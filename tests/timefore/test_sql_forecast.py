@@ -40,6 +40,11 @@ HISTORY_SQL = (
 )
 
 
+def _rows_doc(text: str) -> dict:
+    """The rows document of a sqlQueryTool result (quoted as data; a note may follow)."""
+    return json.loads(text.split("<data>", 1)[1].split("</data>", 1)[0])
+
+
 @pytest.fixture(scope="module")
 def model_db(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The mini corpus with the default store model fitted (forecast() needs it)."""
@@ -73,7 +78,7 @@ class ForecastingLLM:
         if not tool_results:
             return _tool_call(TOP_3)
         if len(tool_results) == 1:
-            rows = json.loads(tool_results[0]["content"])["rows"]
+            rows = _rows_doc(tool_results[0]["content"])["rows"]
             self.ranking = [row[0] for row in rows]
             return _tool_call(HISTORY_SQL)
         return json.dumps({"sql": HISTORY_SQL})
@@ -99,7 +104,7 @@ def test_top_three_by_forecast_in_one_statement(llm, model_db: str) -> None:
     assert "December 2021" in scripted.sql_system
     tools = [s for s in answer.trace.steps if s.stage == "tool" and s.tool == "sqlQueryTool"]
     assert tools[0].ok and TOP_3 in tools[0].arguments
-    rows = json.loads(tools[0].result)["rows"]
+    rows = _rows_doc(tools[0].result)["rows"]
     assert len(rows) == 3
     with Engine.open(model_db) as rules:
         expected = rules.ask(QUESTION).answer
@@ -132,7 +137,7 @@ def test_a_bad_forecast_call_is_repaired_from_its_rule(fake_openai, model_db: st
             if len(results) < 3:
                 return _tool_call(next(statements))
             if len(results) == 3:
-                scripted.ranking = [row[0] for row in json.loads(results[2])["rows"]]
+                scripted.ranking = [row[0] for row in _rows_doc(results[2])["rows"]]
                 return _tool_call(HISTORY_SQL)
             return json.dumps({"sql": HISTORY_SQL})
         return scripted(body)
@@ -142,4 +147,4 @@ def test_a_bad_forecast_call_is_repaired_from_its_rule(fake_openai, model_db: st
         engine.ask(QUESTION)
     assert seen[0].startswith("Error: refused (forecast-option)")
     assert seen[1].startswith("Error: refused (forecast-table)")  # the future year: no table
-    assert len(json.loads(seen[2])["rows"]) == 3
+    assert len(_rows_doc(seen[2])["rows"]) == 3

@@ -265,7 +265,7 @@ async def test_concurrent_requests_never_share_an_engine(mini_duckdb) -> None:
     pool = EnginePool(tracked_factory, size=3, default="oracle")
     questions = [FORECAST, *QUESTIONS]
     try:
-        app = create_app(pool, AppSettings(allowed_hosts=TEST_HOSTS))
+        app = create_app(pool, AppSettings(allowed_hosts=TEST_HOSTS, allow_oracle=True))
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
             expected = {}

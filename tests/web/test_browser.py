@@ -74,6 +74,7 @@ def served(mini_duckdb: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
             str(port),
             "--future",
             "oracle",
+            "--allow-oracle",
             "--engines",
             "2",
         ],

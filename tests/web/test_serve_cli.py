@@ -47,3 +47,16 @@ def test_a_short_token_is_refused(mini_duckdb: str) -> None:
 def test_a_missing_store_is_reported(tmp_path) -> None:
     code, output = _serve("--db", str(tmp_path / "none.duckdb"))
     assert code == 2 and "foretab ingest" in output
+
+
+def test_future_oracle_needs_allow_oracle(mini_duckdb: str) -> None:
+    code, output = _serve("--db", mini_duckdb, "--future", "oracle")
+    assert code == 2 and "--allow-oracle" in output
+
+
+@pytest.mark.parametrize(
+    "token", ["pässwörd-pässwörd-1234", "token with spaces 0123456", "tab\tseparated-0123456789"]
+)
+def test_a_token_no_header_can_carry_is_refused(mini_duckdb: str, token: str) -> None:
+    code, output = _serve("--db", mini_duckdb, "--token", token)
+    assert code == 2 and "printable ASCII" in output

@@ -76,12 +76,23 @@ class DuckDBBackend:
         }
         # The real file: after a store swap the same --db path names a new generation,
         # and DuckDB caches open databases by path.
-        real = os.path.realpath(target)
-        try:
-            driver = duckdb.connect(real, read_only=True, config=config)
-        except duckdb.Error as error:
-            raise StoreError(f"cannot open DuckDB store {target!r} read-only: {error}") from None
-        return DuckDBConnection(self, driver)
+        for _ in range(5):
+            real = os.path.realpath(target)
+            try:
+                driver = duckdb.connect(real, read_only=True, config=config)
+            except duckdb.Error as error:
+                # An ingest swapped the store and removed the generation just resolved:
+                # the path now names the new one, so resolve again.
+                if not os.path.exists(real) and os.path.realpath(target) != real:
+                    continue
+                raise StoreError(
+                    f"cannot open DuckDB store {target!r} read-only: {error}"
+                ) from None
+            return DuckDBConnection(self, driver)
+        raise StoreError(
+            f"cannot open DuckDB store {target!r}: it was replaced five times while opening; "
+            "try again when the ingests into it have finished"
+        )
 
 
 class DuckDBConnection:

@@ -93,7 +93,7 @@ def ask(
         tokens = sum(c.prompt_tokens + c.completion_tokens for c in calls)
         details.add_row("llm", f"{len(calls)} calls, {tokens} tokens ({answer.engine})")
     for line in explain(answer):
-        details.add_row("", line)
+        details.add_row("", cell(line))  # names the projects: text, not markup
     details.add_row("ms", ", ".join(f"{k} {v * 1000:.1f}" for k, v in answer.trace.timings.items()))
     out.print(details)
 

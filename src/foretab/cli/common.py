@@ -48,11 +48,13 @@ def exit_on_error(func: Callable[P, R]) -> Callable[P, R]:
 def report_error(exc: ForetabError, *, as_json: bool) -> None:
     """Print an error for a person (stderr) and, with --json, for a program (stdout)."""
     from foretab.cli.safe_text import clean
+    from foretab.llm.redact import mask
 
-    # Messages quote names from stores and questions: no raw control characters.
-    print(f"Error: {clean(exc.message)}", file=sys.stderr)
+    # Messages quote names from stores and questions: no raw control characters; and
+    # never a configured secret (the API key, --llm-base-url credentials).
+    print(f"Error: {mask(clean(exc.message))}", file=sys.stderr)
     if exc.suggestions:
-        print("Did you mean: " + clean("; ".join(exc.suggestions)), file=sys.stderr)
+        print("Did you mean: " + mask(clean("; ".join(exc.suggestions))), file=sys.stderr)
     if as_json:
         doc: dict[str, object] = {"error": exc.to_dict()}
         steps = getattr(exc, "steps", None)
@@ -60,7 +62,7 @@ def report_error(exc: ForetabError, *, as_json: bool) -> None:
             doc["steps"] = steps
         from foretab.core.schema import dumps_plain
 
-        print(dumps_plain(doc, ensure_ascii=False))
+        print(mask(dumps_plain(doc, ensure_ascii=False)))
 
 
 def parse_month_option(value: str | None, option: str) -> Month | None:

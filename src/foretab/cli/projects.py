@@ -12,6 +12,7 @@ from rich.table import Table
 
 from foretab.cli.common import DbOption, exit_on_error
 from foretab.cli.main import app
+from foretab.cli.safe_text import cell
 from foretab.errors import QuestionError
 from foretab.parse.entities import EntityIndex
 from foretab.parse.text import has_cjk, normalize
@@ -106,8 +107,7 @@ def projects(
         table.add_column(column, justify="right" if column == "months" else "left")
     for e in rows:
         zh = next((a for a in e.aliases if has_cjk(a)), "")
-        table.add_row(
-            e.name, zh, e.inner, e.outer, e.first_month.iso, e.last_month.iso,
-            str(e.n_months),
-        )  # fmt: skip
+        # Names are data: printed as text, never read as markup or control sequences.
+        values = (e.name, zh, e.inner, e.outer, e.first_month.iso, e.last_month.iso, e.n_months)
+        table.add_row(*(cell(v) for v in values))
     Console().print(table)

@@ -51,6 +51,14 @@ def serve(
             "a request may pick another."
         ),
     ] = "model",
+    allow_oracle: Annotated[
+        bool,
+        typer.Option(
+            "--allow-oracle",
+            help="Evaluation only: let requests (and --future) use the oracle, which reads "
+            "the future store, i.e. the answers. Off: 'future: oracle' is refused (403).",
+        ),
+    ] = False,
     engines: Annotated[
         int,
         typer.Option(min=1, max=32, help="Questions answered at once (one engine each)."),
@@ -82,9 +90,21 @@ def serve(
     from foretab.web import AppSettings, EnginePool, create_app, engine_factory
     from foretab.web.gate import LOOPBACK_HOSTS
     from foretab.web.pool import agent_factory
+    from foretab.web.server import server_config
 
     if future not in ("model", "oracle", "none"):
         raise typer.BadParameter("use model, oracle or none", param_hint="--future")
+    if future == "oracle" and not allow_oracle:
+        raise ForetabError(
+            "--future oracle reads the future store (the answers) and is for evaluation only; "
+            "add --allow-oracle to serve it, or use --future model or none"
+        )
+    if token is not None and not (token.isascii() and token.isprintable() and " " not in token):
+        raise ForetabError(
+            "the --token must be printable ASCII without spaces (an HTTP header cannot carry "
+            'anything else, so no client could ever send it); e.g. `python -c "import '
+            'secrets; print(secrets.token_urlsafe())"`'
+        )
     if token is not None and len(token) < 16:
         raise ForetabError(
             "the --token is too short to protect anything; use at least 16 characters "
@@ -119,6 +139,7 @@ def serve(
             token=token,
             allowed_hosts=(*LOOPBACK_HOSTS, host) if loopback else ("*",),
             cors_origins=tuple(cors_origin or ()),
+            allow_oracle=allow_oracle,
         )
         shown = f"[{host}]" if ":" in host else host
         print(
@@ -127,16 +148,9 @@ def serve(
             f"engines = {', '.join(pool.engine_names)}",
             file=sys.stderr,
         )
-        uvicorn.run(
-            create_app(pool, settings),
-            host=host,
-            port=port,
-            log_level="warning",
-            server_header=False,
-            # Beyond this many open connections uvicorn answers 503 instead of queueing.
-            limit_concurrency=max(64, engines * 16),
-            timeout_graceful_shutdown=5,
-        )
+        # Header / body read deadlines and a per-client connection cap (web/server.py).
+        config = server_config(create_app(pool, settings), host=host, port=port, engines=engines)
+        uvicorn.Server(config).run()
     finally:
         pool.close()
         if provider is not None:

@@ -47,6 +47,14 @@ def tableqa(
     timeout: Annotated[
         float, typer.Option("--timeout", min=1.0, help="Wall seconds per sandboxed run.")
     ] = 30.0,
+    allow_weak_sandbox: Annotated[
+        bool,
+        typer.Option(
+            "--allow-weak-sandbox",
+            help="Run generated code even where an isolation layer (network namespace, "
+            "Landlock, a fresh uid) is missing on this machine. Off: such a run is refused.",
+        ),
+    ] = False,
     as_json: Annotated[
         bool,
         typer.Option(
@@ -77,7 +85,9 @@ def tableqa(
         raise ForetabError("--db needs --table-name NAME (list them with `foretab tables --db DB`)")
     df = load_table(table) if table is not None else load_store_table(db or "", table_name or "")
     provider = llm.provider()
-    limits = SandboxLimits(wall_s=timeout, cpu_s=max(1, int(timeout)))
+    limits = SandboxLimits(
+        wall_s=timeout, cpu_s=max(1, int(timeout)), strict=not allow_weak_sandbox
+    )
     with provider:
         result = TableQA(provider, pipeline, fix_attempts=fix_attempts, limits=limits).ask(
             df, question

@@ -22,6 +22,7 @@ from foretab.llm.errors import (
 )
 from foretab.llm.options import LLMOptions
 from foretab.llm.provider import LLMProvider
+from foretab.llm.redact import mask, redact_url, register_options
 from foretab.llm.types import ChatRequest, Completion, ToolCall, Usage
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ class OpenAIProvider(LLMProvider):
         super().__init__(options, cache=cache, recorder=recorder)
         self.base_url, _ = options.require_endpoint()
         require("openai", "llm")
+        register_options(options)
+        self.shown_url = redact_url(self.base_url)  # what messages name
         self._client: Any = None
         self._lock = threading.Lock()
 
@@ -75,20 +78,20 @@ class OpenAIProvider(LLMProvider):
             except openai.APITimeoutError:
                 reason = f"timeout after {self.options.timeout_s:g} s"
                 final: Exception = LLMTimeoutError(
-                    f"{self.base_url} did not answer within {self.options.timeout_s:g} s "
+                    f"{self.shown_url} did not answer within {self.options.timeout_s:g} s "
                     f"({attempt} attempt(s)); raise timeout_s in the LLM options or check "
                     "that the server is not overloaded"
                 )
             except openai.APIConnectionError as error:
-                reason = f"connection failed: {error}"
+                reason = mask(f"connection failed: {error}")
                 final = LLMConnectionError(
-                    f"cannot reach the LLM server at {self.base_url} ({error}; {attempt} "
+                    f"cannot reach the LLM server at {self.shown_url} ({mask(str(error))}; {attempt} "
                     "attempt(s)); is it running? Check --llm-base-url (it usually ends in /v1)"
                 )
             except openai.APIStatusError as error:
                 status = error.status_code
                 reason = f"HTTP {status}"
-                final = _status_error(error, self.base_url, request.model, attempt)
+                final = _status_error(error, self.shown_url, request.model, attempt)
                 if status not in _RETRY_STATUS and status < 500:
                     raise final from None
                 retry_after = _retry_after(error)
@@ -120,7 +123,8 @@ class OpenAIProvider(LLMProvider):
 
 def _status_error(error: Any, base_url: str, model: str, attempt: int) -> LLMHTTPError:
     status = int(error.status_code)
-    detail = str(getattr(error, "message", "") or error)[:300]
+    # A server may echo the key it refused ("Incorrect API key provided: sk-..."): masked.
+    detail = mask(str(getattr(error, "message", "") or error))[:300]
     hint = {
         401: "set the API key in the variable named by api_key_env (FORETAB_LLM_API_KEY)",
         403: "the key is not allowed to use this model",

@@ -17,13 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from foretab.llm.budget import CallBudget
 from foretab.llm.errors import LLMConfigError, LLMNotConfiguredError
+from foretab.llm.redact import PLACEHOLDER_KEY, register_options
 
 ENV_BASE_URL = "FORETAB_LLM_BASE_URL"
 ENV_MODEL = "FORETAB_LLM_MODEL"
 ENV_CONFIG = "FORETAB_LLM_CONFIG"
 DEFAULT_API_KEY_ENV = "FORETAB_LLM_API_KEY"
 # Local servers (vLLM, Ollama, llama.cpp) ignore the key, but the SDK insists on one.
-_PLACEHOLDER_KEY = "not-needed"
+_PLACEHOLDER_KEY = PLACEHOLDER_KEY
 
 
 class LLMOptions(BaseModel):
@@ -106,7 +107,7 @@ def load_options(
         if value is not None:
             merged[key] = value
     try:
-        return LLMOptions(**merged)
+        options = LLMOptions(**merged)
     except ValidationError as error:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'options'}: {e['msg']}" for e in error.errors()
@@ -115,3 +116,5 @@ def load_options(
         raise LLMConfigError(
             f"bad LLM options{where}: {problems}. Known keys: {', '.join(LLMOptions.model_fields)}"
         ) from None
+    register_options(options)  # from here on, messages and logs never show them
+    return options

@@ -15,15 +15,22 @@ generations, temporary pointers, old generations) are removed by the next ingest
 
 Ingest writes only where nothing exists or a foretab store does (``check_target``): a
 text file, an unrelated DuckDB file, a device or a foreign symlink is left untouched.
+
+One ingest per store at a time: ``swap_in`` holds an exclusive ``flock`` on the store
+folder from the check to the cleanup, so no ingest removes another's generation in
+progress (the leftover sweep did); another ingest is refused at once. Readers take no
+lock: one that resolved a generation just removed resolves the path again.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import stat
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from foretab.errors import StoreError
@@ -100,18 +107,46 @@ def _is_legacy_store(path: Path, side: str) -> bool:
     return meta is not None and meta.get("side", side) == side
 
 
+@contextlib.contextmanager
+def ingest_lock(location: StoreLocation) -> Iterator[None]:
+    """Hold the store's ingest lock (a ``flock`` on its folder), or refuse at once."""
+    folder = store_dir(location)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StoreError(
+                f"--db {location.history}: another ingest into this store is running; this "
+                "one changed nothing, and the store stays readable. Wait for that ingest to "
+                "finish, then run this one again."
+            ) from None
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def swap_in(location: StoreLocation, build: Builder) -> None:
     """Build a new generation with ``build`` and make it current in one rename."""
+    check_target(location)  # before the lock creates the store folder
+    with ingest_lock(location):
+        _swap_in(location, build)
+
+
+def _swap_in(location: StoreLocation, build: Builder) -> None:
     check_target(location)
     folder = store_dir(location)
-    folder.mkdir(parents=True, exist_ok=True)
     generation = f"g-{uuid.uuid4().hex[:12]}"
     pending = folder / f"{generation}.tmp"
-    pending.mkdir()
+    # Owner only, like the model files: the future store is the evaluation's answers.
+    pending.mkdir(mode=0o700)
     try:
         build(pending / HISTORY_FILE, pending / FUTURE_FILE)
-        (pending / ARTIFACTS_DIR).mkdir()
+        (pending / ARTIFACTS_DIR).mkdir(mode=0o700)
         _drop_wal(pending)
+        for path in (pending, *pending.iterdir()):
+            path.chmod(0o700 if path.is_dir() else 0o600)
     except BaseException:
         shutil.rmtree(pending, ignore_errors=True)
         raise

@@ -26,6 +26,9 @@ _MONTH = r"^\d{4}-(0[1-9]|1[0-2])$"
 
 # Input limits (docs/safety.md): refused early with a clear message, never a crash later.
 MAX_INPUT_BYTES = 256 * 2**20  # the data as read (after gzip); the shared corpus is ~10 MiB
+# Parquet: rows x columns from the footer, before reading (8 bytes a cell once decoded).
+MAX_PARQUET_CELLS = MAX_INPUT_BYTES // 8
+PARQUET_BATCH_ROWS = 65_536
 MAX_HEADER_BYTES = 64 * 2**10
 MAX_COLUMNS = 64
 MAX_NAME_CHARS = 200  # city, district, project
@@ -86,8 +89,7 @@ def read_table(path: Path) -> pd.DataFrame:
         magic = handle.read(4)
     try:
         if magic == b"PAR1" or path.suffix.lower() in {".parquet", ".pq"}:
-            _check_parquet(path)
-            return pd.read_parquet(path)
+            return read_parquet_limited(path)
         is_gzip = magic[:2] == b"\x1f\x8b"
         name = path.name.lower()
         if is_gzip or name.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
@@ -97,6 +99,7 @@ def read_table(path: Path) -> pd.DataFrame:
                         raise IngestError(f"{path}: the file is empty after decompression.")
             _check_header(path, is_gzip)
             _check_size(path, is_gzip)
+            _check_fields(path, is_gzip)
             raw = pd.read_csv(
                 path, dtype=str, keep_default_na=False, compression="gzip" if is_gzip else None
             )
@@ -109,6 +112,46 @@ def read_table(path: Path) -> pd.DataFrame:
         f"{path}: unknown format; pass a .csv, .csv.gz or .parquet file in long format "
         "(city, district, project, month, avg_price[, units_sold])."
     )
+
+
+def _check_fields(path: Path, is_gzip: bool) -> None:
+    """Every row has exactly the header's number of fields, and no NUL character.
+
+    pandas fills a short row's missing fields with '' (keep_default_na=False) and its C
+    parser cuts a value at a NUL: both would change the data silently.
+    """
+    import csv
+
+    opener = gzip.open if is_gzip else open
+    with opener(path, "rb") as raw:  # type: ignore[operator]
+        has_nul = any(b"\x00" in chunk for chunk in iter(lambda: raw.read(2**22), b""))
+    with opener(path, "rt", encoding="utf-8", errors="replace", newline="") as handle:  # type: ignore[operator]
+        reader = csv.reader(handle)
+        try:
+            header = next(reader, [])
+            if any("\x00" in name for name in header):
+                raise IngestError(f"{path}, row 1 (the header): a column name holds a NUL byte.")
+            record = 0
+            for fields in reader:
+                if not fields:
+                    continue  # a blank line, skipped as pandas skips it
+                record += 1
+                if len(fields) != len(header):
+                    raise IngestError(
+                        f"{path}, row {record + 1}: {len(fields)} fields where the header has "
+                        f"{len(header)}; every row needs one value per column (quote values "
+                        "that contain commas)."
+                    )
+                for name, value in zip(header, fields, strict=True) if has_nul else ():
+                    if "\x00" in value:
+                        raise IngestError(
+                            f"{path}, row {record + 1}, column {name.strip()!r}: the value holds "
+                            "a NUL byte; remove it from the file."
+                        )
+        except csv.Error as exc:
+            raise IngestError(
+                f"{path}, line {reader.line_num}: cannot be read as CSV ({exc})."
+            ) from None
 
 
 def _refuse_short_rows(raw: pd.DataFrame, path: Path) -> pd.DataFrame:
@@ -129,11 +172,64 @@ def _check_parquet(path: Path) -> None:
     size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
     if meta.num_columns > MAX_COLUMNS:
         raise IngestError(f"{path}: {meta.num_columns} columns; at most {MAX_COLUMNS}.")
-    if size > MAX_INPUT_BYTES:
+    cells = meta.num_rows * meta.num_columns
+    if size > MAX_INPUT_BYTES or cells > MAX_PARQUET_CELLS:
         raise IngestError(
-            f"{path}: {size // 2**20} MiB of data once decoded; at most "
-            f"{MAX_INPUT_BYTES // 2**20} MiB. Split the file."
+            f"{path}: {meta.num_rows:,} rows x {meta.num_columns} columns "
+            f"({max(size, cells * 8) // 2**20:,} MiB) once decoded; at most "
+            f"{MAX_INPUT_BYTES // 2**20} MiB ({MAX_PARQUET_CELLS:,} cells). Split the file."
         )
+
+
+def read_parquet_limited(path: Path, max_bytes: int = MAX_INPUT_BYTES) -> pd.DataFrame:
+    """A Parquet file as a DataFrame, refused (``IngestError``) past ``max_bytes`` decoded.
+
+    The footer's counts are checked first; then the file is read in batches with text
+    columns kept dictionary-encoded, and each batch's decoded size is counted before it
+    is expanded, so a small file that decodes to gigabytes (repeated long strings, runs
+    of one value) is refused without being decoded, whatever its footer claims.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    _check_parquet(path)
+    try:
+        schema = pq.ParquetFile(path).schema_arrow
+        nested = [f.name for f in schema if pa.types.is_nested(f.type)]
+        if nested:
+            raise IngestError(
+                f"{path}: column(s) {', '.join(nested)} hold lists or structs; expected one "
+                "plain value per cell."
+            )
+        text = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_binary(f.type)
+                or pa.types.is_large_string(f.type) or pa.types.is_large_binary(f.type)]  # fmt: skip
+        file = pq.ParquetFile(path, read_dictionary=text)
+        decoded, batches = 0, []
+        for batch in file.iter_batches(batch_size=PARQUET_BATCH_ROWS):
+            columns = []
+            for array in batch.columns:
+                if pa.types.is_dictionary(array.type):
+                    lengths = pc.binary_length(array.dictionary)
+                    decoded += int(pc.sum(pc.take(lengths, array.indices)).as_py() or 0)
+                    decoded += 8 * len(array)
+                    if decoded <= max_bytes:
+                        array = array.dictionary_decode()
+                else:
+                    decoded += array.nbytes
+                columns.append(array)
+            if decoded > max_bytes:
+                raise IngestError(
+                    f"{path}: more than {max_bytes // 2**20} MiB of data once decoded (the "
+                    f"file is {path.stat().st_size:,} bytes); split the file."
+                )
+            batches.append(pa.RecordBatch.from_arrays(columns, names=batch.schema.names))
+        table = pa.Table.from_batches(batches) if batches else file.read()
+        return table.to_pandas()
+    except IngestError:
+        raise
+    except (pa.ArrowException, MemoryError) as exc:
+        raise IngestError(f"{path}: cannot be read as Parquet ({exc}).") from None
 
 
 def clean(raw: pd.DataFrame, source: str, schema: CorpusSchema | None = None) -> CleanCorpus:

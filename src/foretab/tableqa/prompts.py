@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from foretab.llm.untrusted import DATA_RULE, data_block, escape_data
 from foretab.tableqa.preprocess import ColumnInfo
 
 _ROLE = (
@@ -16,6 +17,7 @@ _RULES = (
     "- Adhere to strict syntax rules for Python, ensuring the code runs flawlessly without "
     "external modifications.\n"
     "- Retain the original column names of the dataset in your script.\n"
+    f"- {DATA_RULE}\n"
 )
 
 _OUTPUT = (
@@ -33,10 +35,13 @@ _OUTPUT = (
 
 
 def describe_columns(columns: tuple[ColumnInfo, ...], enhanced: bool) -> str:
-    """Plain names (``ag``, ``ag+cs``) or one descriptive line per column (``+ecs``)."""
+    """Plain names (``ag``, ``ag+cs``) or one descriptive line per column (``+ecs``).
+
+    Names and values are the table's: quoted as data (``foretab.llm.untrusted``).
+    """
     if not enhanced:
-        return str([c.name for c in columns])
-    return "\n" + "\n".join(c.describe() for c in columns)
+        return data_block(str([c.name for c in columns]))
+    return "<data>\n" + escape_data("\n".join(c.describe() for c in columns)) + "\n</data>"
 
 
 def column_selector(question: str, columns: tuple[ColumnInfo, ...], enhanced: bool) -> str:
@@ -45,7 +50,7 @@ def column_selector(question: str, columns: tuple[ColumnInfo, ...], enhanced: bo
     return (
         "You are an expert in tabular data analysis. Given the columns of a table and a "
         "question about it, select only the columns that are essential to answer the "
-        "question.\n\n"
+        f"question. {DATA_RULE}\n\n"
         f"Columns: {listing}\n\n"
         f"Question: {question}\n\n"
         "Return only a Python list of the column names, exactly as written above, e.g. "
@@ -86,5 +91,5 @@ def code_fixer(
         f"column_names: {describe_columns(columns, enhanced)}\n"
         f"question: {question}\n\n"
         "Below is the piece of code that needs to be fixed, along with the error message that "
-        f"results from running the code:\n{code}\n\nError: {error}\n"
+        f"results from running the code:\n{code}\n\nError: {data_block(error)}\n"
     )

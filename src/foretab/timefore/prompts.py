@@ -17,6 +17,7 @@ from foretab.analyze.answer import current_value
 from foretab.core.months import Month
 from foretab.core.plan import EntityRef, Plan
 from foretab.core.series import Forecast, History
+from foretab.llm.untrusted import DATA_RULE, data_block
 from foretab.timefore.examples import Example
 
 LOOKBACK = 24
@@ -46,8 +47,12 @@ def dates(reference: Month) -> dict[str, str]:
 
 
 def render(name: str, reference: Month, **values: str) -> str:
-    """Prompt file ``name`` with the dates of ``reference`` and ``values`` filled in."""
-    return template(name).substitute(dates(reference), **values)
+    """Prompt file ``name`` with the dates of ``reference`` and ``values`` filled in.
+
+    Rows, names and captions from the store arrive as ``<data>`` blocks; the prompt says
+    first that they are never instructions.
+    """
+    return f"{DATA_RULE}\n\n" + template(name).substitute(dates(reference), **values)
 
 
 def _num(value: float) -> float:
@@ -64,7 +69,7 @@ def series_rows(
         for month in sorted(series.get(ref, {})):
             value = _num(series[ref][month])
             rows.append([ref.name, month.label, value] if many else [month.label, value])
-    return repr(rows)
+    return data_block(repr(rows))  # project names are the store's: data, not instructions
 
 
 def history_rows(history: History | None, refs: Sequence[EntityRef]) -> str:
@@ -89,7 +94,7 @@ def current_rows(plan: Plan, history: History, refs: Sequence[EntityRef]) -> str
         month = max(before)
         value = _num(current_value(plan, ref, history.series))
         rows.append([ref.name, month.label, value] if many else [month.label, value])
-    return repr(rows)
+    return data_block(repr(rows))
 
 
 def numbered(blocks: Sequence[str]) -> str:
@@ -108,7 +113,8 @@ def sql_examples(examples: Sequence[Example]) -> str:
     """The SQL prompt's examples: question, table names, gold SQL."""
     return numbered(
         [
-            f"<Query>:{e.question}\n<Table Caption>:{list(e.tables)!r},\n<SQL>:{' '.join(e.sql.split())}"
+            f"<Query>:{e.question}\n<Table Caption>:{data_block(repr(list(e.tables)))},\n"
+            f"<SQL>:{' '.join(e.sql.split())}"
             for e in examples
         ]
     )

@@ -23,6 +23,7 @@ from foretab.core.stages import HistoryRead
 from foretab.errors import ForetabError, QueryError
 from foretab.llm import ChatMessage, ToolCall, ToolSpec
 from foretab.llm.errors import LLMReplyError
+from foretab.llm.untrusted import data_block
 from foretab.read.reader import rows_to_history
 from foretab.sql.guard import GuardedExecutor, QueryResult
 from foretab.sql.jsonable import json_value
@@ -90,16 +91,22 @@ class ProjectResolver:
 
 
 def result_text(result: QueryResult, rows: int = PREVIEW_ROWS, note: str = "") -> str:
-    """What the tool tells the LLM: columns, the first rows, the row count (and a note)."""
-    doc: dict[str, object] = {
-        "columns": list(result.columns),
-        "rows": [[json_value(v) for v in row] for row in result.rows[:rows]],
-        "row_count": len(result.rows),
-        "truncated": result.truncated or len(result.rows) > rows,
-    }
-    if note:
-        doc["note"] = note
-    return json.dumps(doc, ensure_ascii=False)
+    """What the tool tells the LLM: columns, the first rows, the row count (quoted as data).
+
+    ``note`` is foretab's own word on the statement, outside the data.
+    """
+    text = data_block(
+        json.dumps(
+            {
+                "columns": list(result.columns),
+                "rows": [[json_value(v) for v in row] for row in result.rows[:rows]],
+                "row_count": len(result.rows),
+                "truncated": result.truncated or len(result.rows) > rows,
+            },
+            ensure_ascii=False,
+        )
+    )
+    return f"{text}\nNote: {note}" if note else text
 
 
 def tool_sql(call: ToolCall) -> str:
@@ -174,7 +181,9 @@ class SQLAgentReader:
         conversation = Conversation(
             [
                 ChatMessage.system(system),
-                ChatMessage.user(f"<Query>:{plan.question}\n<Table Caption>:{tables!r},\n<SQL>:"),
+                ChatMessage.user(
+                    f"<Query>:{plan.question}\n<Table Caption>:{data_block(repr(tables))},\n<SQL>:"
+                ),
             ]
         )
         last_ok: tuple[str, QueryResult, History] | None = None

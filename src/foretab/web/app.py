@@ -7,7 +7,9 @@ event loop never blocks and no connection is shared. Errors are the CLI's error 
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 from dataclasses import dataclass
 from importlib import resources
 
@@ -20,6 +22,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 import foretab
 from foretab.core.schema import AnswerDoc, ErrorDoc, dumps
 from foretab.errors import ForetabError
+from foretab.llm.redact import mask
+from foretab.sql.guard import QueryResult
 from foretab.sql.jsonable import json_value
 from foretab.web.errors import (
     BadRequestError,
@@ -27,6 +31,7 @@ from foretab.web.errors import (
     InternalError,
     MethodNotAllowedError,
     NotFoundError,
+    OracleNotAllowedError,
     RequestTooLargeError,
     error_json,
     status_for,
@@ -45,11 +50,14 @@ from foretab.web.models import (
 )
 from foretab.web.pool import EnginePool
 from foretab.web.search import search_projects
+from foretab.web.stream import StreamedJSON
 
 log = logging.getLogger("foretab.web")
 
 #: Default request body limit: a question or a query is a few hundred bytes.
 MAX_BODY_BYTES = 64 * 1024
+#: Default cap on a /api/sql response as sent (JSON bytes, not Python object size).
+MAX_RESPONSE_BYTES = 32 * 2**20
 
 _ERRORS: dict[int | str, dict[str, object]] = {
     code: {"model": ErrorDoc, "description": text}
@@ -70,11 +78,23 @@ class AppSettings:
     allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS
     max_body_bytes: int = MAX_BODY_BYTES
     cors_origins: tuple[str, ...] = ()
+    # The oracle reads the future store (the answers): evaluation only, off unless asked.
+    allow_oracle: bool = False
+    # /api/sql: rows past this many bytes of JSON are left out (truncated: true).
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+    # A client that accepts no chunk of a response for this long is dropped.
+    send_timeout_s: float = 30.0
 
 
 def create_app(pool: EnginePool, settings: AppSettings | None = None) -> FastAPI:
     """The app serving ``pool``'s store; the caller owns (and closes) the pool."""
     settings = settings or AppSettings()
+    if pool.default == "oracle" and not settings.allow_oracle:
+        raise ForetabError(
+            "the oracle future source reads the future store (the answers); it is for "
+            "evaluation only: start `foretab serve` with --allow-oracle to serve it, or use "
+            "--future model or none"
+        )
     app = FastAPI(
         title="foretab",
         version=foretab.__version__,
@@ -84,8 +104,8 @@ def create_app(pool: EnginePool, settings: AppSettings | None = None) -> FastAPI
         openapi_url="/api/openapi.json",
     )
     _add_error_handlers(app)
-    _add_api(app, pool)
-    _add_page(app)
+    _add_api(app, pool, settings)
+    _add_page(app, settings.allow_oracle)
     if settings.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
 
@@ -103,7 +123,8 @@ def create_app(pool: EnginePool, settings: AppSettings | None = None) -> FastAPI
 
 
 def _json(doc_text: str, status: int = 200) -> Response:
-    return Response(doc_text, status_code=status, media_type="application/json")
+    # An answer's trace carries LLM replies, which may echo the API key.
+    return Response(mask(doc_text), status_code=status, media_type="application/json")
 
 
 def _error_response(error: ForetabError) -> Response:
@@ -157,7 +178,9 @@ def _add_error_handlers(app: FastAPI) -> None:
         )
 
 
-def _add_api(app: FastAPI, pool: EnginePool) -> None:
+def _add_api(app: FastAPI, pool: EnginePool, settings: AppSettings) -> None:
+    allow_oracle = settings.allow_oracle
+
     examples_by_generation: dict[str | None, tuple[str, ...]] = {}
 
     def current_examples() -> tuple[str, ...]:
@@ -171,16 +194,20 @@ def _add_api(app: FastAPI, pool: EnginePool) -> None:
 
     @app.get("/api/health", response_model=HealthDoc, tags=["store"])
     async def health() -> HealthDoc:
-        """The store being served, its reference month ('now') and its size."""
-        await pool.refreshed()
+        """The store being served, its reference month ('now') and its size.
+
+        From memory: no store read, no worker thread, so it answers while every engine is
+        busy (the store routes pick up a new ingest).
+        """
         return HealthDoc(
             version=foretab.__version__,
-            store=pool.store_name,
+            store=pool.public_name,
             reference_month=pool.reference.iso,
             tables=len(pool.catalog),
             projects=len(pool.projects),
             future=pool.default,
             engines=list(pool.engine_names),
+            oracle=allow_oracle,
         )
 
     @app.get("/api/tables", response_model=TablesDoc, tags=["store"])
@@ -241,27 +268,62 @@ def _add_api(app: FastAPI, pool: EnginePool) -> None:
     @app.post("/api/ask", response_model=AnswerDoc, responses=_ERRORS, tags=["questions"])
     async def ask(request: AskRequest) -> Response:
         """Answer a question: the same object as `foretab ask --json`."""
+        if (request.future or pool.default) == "oracle" and not allow_oracle:
+            raise OracleNotAllowedError(
+                "this server does not offer the oracle future source (it reads the future "
+                "store: evaluation only); ask with future 'model' or 'none', or start "
+                "`foretab serve` with --allow-oracle",
+                suggestions=("model", "none"),
+            )
         rendered = await pool.ask(
             request.engine, request.future, request.question, lambda a: dumps(a.to_doc())
         )
         return _json(rendered)
 
     @app.post("/api/sql", response_model=SqlResultDoc, responses=_ERRORS, tags=["store"])
-    async def sql(request: SqlRequest) -> SqlResultDoc:
-        """One read-only SELECT through the SQL guard (as `foretab sql --json`)."""
-        result = await pool.run(None, lambda e: e.sql(request.sql, request.params))
-        return SqlResultDoc(
-            columns=list(result.columns),
-            rows=[[json_value(v) for v in row] for row in result.rows],
-            truncated=result.truncated,
-            sql=result.sql,
-            ms=round(result.elapsed_s * 1000, 3),
+    async def sql(request: SqlRequest) -> Response:
+        """One read-only SELECT through the SQL guard (as `foretab sql --json`).
+
+        The JSON is capped at the server's response size (rows past it are left out and
+        ``truncated`` is true) and encoded in the worker thread, off the event loop.
+        """
+        cap = settings.max_response_bytes
+        body = await pool.run(
+            None, lambda e: sql_result_json(e.sql(request.sql, request.params), cap)
         )
+        return StreamedJSON(body, send_timeout_s=settings.send_timeout_s)
 
 
-def _add_page(app: FastAPI) -> None:
+_ORACLE_OPTION = re.compile(rb'\s*<option value="oracle">[^<]*</option>')
+
+
+def sql_result_json(result: QueryResult, max_bytes: int) -> bytes:
+    """``SqlResultDoc`` as JSON bytes, rows left out past ``max_bytes`` (``truncated``)."""
+
+    def encode(value: object) -> bytes:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    tail = {"sql": result.sql, "ms": round(result.elapsed_s * 1000, 3)}
+    head = b'{"columns":' + encode(list(result.columns)) + b',"rows":['
+    budget = max_bytes - len(head) - len(encode(tail)) - 64
+    rows: list[bytes] = []
+    size, truncated = 0, result.truncated
+    for row in result.rows:
+        encoded = encode([json_value(v) for v in row])
+        size += len(encoded) + 1
+        if size > budget:
+            truncated = True
+            break
+        rows.append(encoded)
+    ending = b'],"truncated":' + encode(truncated) + b"," + encode(tail)[1:]
+    return head + b",".join(rows) + ending
+
+
+def _add_page(app: FastAPI, allow_oracle: bool) -> None:
     static = resources.files("foretab.web") / "static"
     index = (static / "index.html").read_bytes()
+    if not allow_oracle:
+        index = _ORACLE_OPTION.sub(b"", index)  # the page offers only what the server serves
 
     @app.get("/", include_in_schema=False)
     async def page() -> Response:

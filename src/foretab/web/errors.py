@@ -60,6 +60,12 @@ class HostNotAllowedError(HttpError):
     status = 421
 
 
+class OracleNotAllowedError(HttpError):
+    """``future: oracle`` on a server whose operator did not turn the oracle on."""
+
+    status = 403
+
+
 class InternalError(HttpError):
     """An unexpected failure; the message says where to look, never a traceback."""
 
@@ -81,12 +87,14 @@ def status_for(error: ForetabError) -> int:
 
 def error_doc(error: ForetabError) -> ErrorDoc:
     """The JSON body for ``error``: the same object ``--json`` prints."""
+    from foretab.llm.redact import mask
+
     data = error.to_dict()
     return ErrorDoc(
         error=ErrorBody(
             type=str(data["type"]),
-            message=str(data["message"]),
-            suggestions=[str(s) for s in data.get("suggestions", [])],  # type: ignore[union-attr]
+            message=mask(str(data["message"])),  # never the API key or URL credentials
+            suggestions=[mask(str(s)) for s in data.get("suggestions", [])],  # type: ignore[union-attr]
             rule=str(data["rule"]) if data.get("rule") is not None else None,
         )
     )

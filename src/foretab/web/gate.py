@@ -134,9 +134,21 @@ class Gate:
 
 
 def _hostname(host: str) -> str:
+    """The name of a Host header value; the whole value when it is not ``name[:port]``.
+
+    ``[::1]evil.com`` or ``127.0.0.1:x`` are not a host and a port, so they match nothing.
+    """
     if host.startswith("["):  # [::1]:8000
-        return host[1:].partition("]")[0]
-    return host.rpartition(":")[0] if host.count(":") == 1 else host
+        address, _, rest = host[1:].partition("]")
+        return address if rest == "" or _is_port(rest) else host
+    if host.count(":") == 1:
+        name, _, port = host.partition(":")
+        return name if port.isdigit() and port.isascii() else host
+    return host
+
+
+def _is_port(rest: str) -> bool:
+    return rest.startswith(":") and rest[1:].isdigit() and rest[1:].isascii()
 
 
 async def _send_error(send: Send, error: HttpError) -> None:

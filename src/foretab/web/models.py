@@ -107,3 +107,6 @@ class HealthDoc(Doc):
     projects: int
     future: FutureName
     engines: list[str] = Field(description="engines a request may ask for")
+    oracle: bool = Field(
+        False, description="whether a request may ask for future 'oracle' (--allow-oracle)"
+    )

@@ -106,12 +106,15 @@ class EnginePool:
         self._all: list[Answering] = []
         self._retired: list[Answering] = []  # an older generation's, still answering
         self._limiter = anyio.CapacityLimiter(size)
+        self._refresh_limiter = anyio.CapacityLimiter(1)
         self.reload_check_s = reload_check_s
         self._checked_at = time.monotonic()
         self._reloading = threading.Lock()  # one generation check or rebuild at a time
         # Built now: a missing or foreign store fails at start-up, not on the first request.
         self._adopt(factory(default, None))
         self.store_name = self._warm.store.location.describe()
+        #: What clients see: the store's file (or database) name, never its path or host.
+        self.public_name = _public_name(self._warm.store.location)
 
     def _adopt(self, warm: Engine) -> None:
         """Serve ``warm``'s store generation from now on.
@@ -129,7 +132,8 @@ class EnginePool:
 
     async def refreshed(self) -> None:
         """``refresh`` off the event loop (a switch builds an engine), for the store routes."""
-        await anyio.to_thread.run_sync(self.refresh, limiter=self._limiter)
+        # Its own thread slot: a check must not wait behind long queries on every engine.
+        await anyio.to_thread.run_sync(self.refresh, limiter=self._refresh_limiter)
 
     def refresh(self) -> bool:
         """Switch to a newer ingest of the store if there is one; True if it switched.
@@ -302,6 +306,15 @@ class EnginePool:
             self._all, self._retired, self._idle = [], [], {}
         for engine in engines:
             engine.close()
+
+
+def _public_name(location: Any) -> str:
+    from pathlib import Path
+    from urllib.parse import urlsplit
+
+    if location.backend == "duckdb":
+        return Path(location.history).name
+    return urlsplit(location.history).path.lstrip("/") or "postgresql"
 
 
 def _among(engine: Answering, engines: list[Answering]) -> bool:

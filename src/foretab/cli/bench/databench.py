@@ -39,6 +39,14 @@ def databench(
     timeout: Annotated[
         float, typer.Option("--timeout", min=1.0, help="Wall seconds per sandboxed run.")
     ] = 30.0,
+    allow_weak_sandbox: Annotated[
+        bool,
+        typer.Option(
+            "--allow-weak-sandbox",
+            help="Run generated code even where an isolation layer (network namespace, "
+            "Landlock, a fresh uid) is missing on this machine. Off: such a run is refused.",
+        ),
+    ] = False,
     json_out: Annotated[
         Path | None,
         typer.Option("--json", help="Write the run (summary and every question) to this file."),
@@ -59,7 +67,9 @@ def databench(
     if pipeline not in PIPELINES:
         raise typer.BadParameter(f"use one of {', '.join(PIPELINES)}", param_hint="--pipeline")
     provider = llm.provider()
-    limits = SandboxLimits(wall_s=timeout, cpu_s=max(1, int(timeout)))
+    limits = SandboxLimits(
+        wall_s=timeout, cpu_s=max(1, int(timeout)), strict=not allow_weak_sandbox
+    )
     qa = TableQA(provider, pipeline, fix_attempts=fix_attempts, limits=limits)
     with provider, count_bar("DataBench") as bar:
         task = bar.add_task("questions", total=None)

@@ -1,4 +1,4 @@
-# ruff: noqa: D101, D103, ANN001, ANN201, ANN202
+# ruff: noqa: D101, D103, ANN001, ANN002, ANN003, ANN201, ANN202
 """The sandbox's child process. Standalone on purpose: run as ``python -I -B -c <this file>``.
 
 It imports nothing from foretab. Order matters:
@@ -8,10 +8,14 @@ It imports nothing from foretab. Order matters:
    privileges, Landlock (files: read-only libraries, read-write own folder; no TCP;
    abstract sockets and signals scoped) — and report what was applied on the first line
    of stdout *before* any generated code runs;
-4. run the generated code with a reduced builtins table and a guarded ``__import__``;
+4. run the generated code with a reduced builtins table, a guarded ``__import__``, every
+   attribute read rewritten to a checked lookup (the allowlist again, at run time: no
+   module outside the allowed ones, no dynamic evaluation entry point under any name) and
+   pandas' own string evaluators (``pd.eval``, ``DataFrame.eval/query``) replaced;
 5. write the result as one JSON line. Nothing is ever unpickled.
 """
 
+import ast
 import contextlib
 import ctypes
 import io
@@ -154,12 +158,14 @@ def library_paths() -> list:
 
 
 def harden(config: dict) -> dict:
+    """Apply every layer; each one missing is a warning naming it (strict mode refuses)."""
     report = {"network": "", "uid": os.getuid(), "landlock_abi": 0, "no_new_privs": False}
     warnings = []
+    skip = set(config.get("simulate_missing") or ())  # tests: act as if a layer were missing
     is_root = os.geteuid() == 0
-    report["network"] = isolate_network(is_root)
+    report["network"] = "none: simulated" if "network" in skip else isolate_network(is_root)
     if not report["network"].startswith("namespace"):
-        warnings.append("no network namespace (" + report["network"] + ")")
+        warnings.append("network namespace: none (" + report["network"] + ")")
     read_paths = library_paths()  # before dropping privileges: sys.path is fully known
     if is_root:
         try:
@@ -168,13 +174,25 @@ def harden(config: dict) -> dict:
             return {**report, "fatal": f"cannot leave root ({error}); refusing to run code"}
     report["uid"] = os.getuid()
     report["no_new_privs"] = _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
-    abi, note = landlock(read_paths, config["workdir"])
+    if not report["no_new_privs"]:
+        warnings.append("no-new-privileges: prctl failed (" + _errno() + ")")
+    if "landlock" in skip:
+        abi, note = 0, "Landlock unavailable: simulated"
+    else:
+        abi, note = landlock(read_paths, config["workdir"])
     report["landlock_abi"] = abi
     if note:
-        warnings.append(note + "; files are protected only by the code check and the "
-                        "unprivileged user")  # fmt: skip
+        warnings.append("Landlock: " + note + "; files are protected only by the code check "
+                        "and the unprivileged user")  # fmt: skip
     elif abi < 4:
-        warnings.append(f"Landlock ABI {abi} cannot restrict TCP")
+        warnings.append(f"Landlock: ABI {abi} cannot restrict TCP")
+    if "uid" in skip or (not is_root and abi < 6):
+        # A run as the caller's own uid relies on Landlock's signal scope (ABI 6) to keep
+        # the code from signalling the caller's other processes.
+        warnings.append(
+            f"fresh uid: the code runs as the caller's uid {os.getuid()} (start "
+            "foretab as root for a fresh uid per run, or use Landlock ABI 6+)"
+        )
     report["warnings"] = warnings
     return report
 
@@ -233,6 +251,182 @@ def jsonable(value, depth: int = 0):
         return str(value)
 
 
+class SandboxViolation(Exception):
+    """The generated code reached for something the sandbox does not allow (at run time)."""
+
+
+GUARD = "__sandbox_attr__"
+CHECK_IMPORTED = "__sandbox_imported__"
+# Methods that look a function up by its name when given a string (``df.agg('mean')``
+# does ``getattr(df, 'mean')``, else ``getattr(np, 'mean')``): their string arguments are
+# checked like attribute names.
+DISPATCHERS = frozenset({"agg", "aggregate", "apply", "transform", "applymap",
+                         "pivot_table", "crosstab"})  # fmt: skip
+# Allowed as attributes only where these names are denied: strings looked up by pandas.
+DENIED_PREFIXES = ("_", "read_", "f_", "gi_", "cr_", "ag_", "co_", "tb_")
+
+
+class AttributeRewriter(ast.NodeTransformer):
+    """``x.name`` (a read) -> ``__sandbox_attr__(x, 'name')``; ``from m import a`` re-checked."""
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load):
+            return node
+        call = ast.Call(ast.Name(GUARD, ast.Load()), [node.value, ast.Constant(node.attr)], [])
+        return ast.copy_location(call, node)
+
+    def visit_match_case(self, node):
+        # Patterns must stay patterns (``case pd.NA:``); the code check covered their names.
+        if node.guard is not None:
+            node.guard = self.visit(node.guard)
+        node.body = [self.visit(child) for child in node.body]
+        return node
+
+    def visit_ImportFrom(self, node):
+        checks = [node]
+        for alias in node.names:
+            bound = alias.asname or alias.name
+            call = ast.Call(
+                ast.Name(CHECK_IMPORTED, ast.Load()),
+                [ast.Name(bound, ast.Load()), ast.Constant(alias.name)],
+                [],
+            )
+            checks.append(ast.Assign([ast.Name(bound, ast.Store())], call))
+        return [ast.fix_missing_locations(ast.copy_location(n, node)) for n in checks]
+
+
+def attribute_guard(allowed: frozenset, denied_names: frozenset, allowed_roots: frozenset):
+    """The run-time half of the allowlist: ``(check_attribute, check_imported)``."""
+    import builtins
+    import operator
+    import string
+    import types
+    import typing
+
+    import pandas as pd
+
+    real_getattr = builtins.getattr
+    denied = [getattr(builtins, n) for n in ("eval", "exec", "compile", "getattr", "setattr",
+              "delattr", "vars", "dir", "globals", "locals", "open", "__import__", "input",
+              "breakpoint")]  # fmt: skip
+    denied += [
+        operator.attrgetter,
+        operator.methodcaller,
+        typing.get_type_hints,
+        string.Formatter,
+        string.Template,
+        pd.eval,
+        pd.DataFrame.eval,
+        pd.DataFrame.query,
+    ]
+    denied_ids = frozenset(id(obj) for obj in denied)
+
+    def refuse(what):
+        raise SandboxViolation(f"{what} is not allowed in the sandbox")
+
+    def dispatch_name_denied(text):
+        return (
+            text.startswith(DENIED_PREFIXES)
+            or text in denied_names
+            or (text.startswith("to_") and text not in allowed)
+        )
+
+    def check_dispatch_args(value, depth=0):
+        if isinstance(value, str):
+            if dispatch_name_denied(value):
+                refuse(f"the function name {value!r}")
+        elif depth < 4 and isinstance(value, (list, tuple, set, frozenset)):
+            for item in value:
+                check_dispatch_args(item, depth + 1)
+        elif depth < 4 and isinstance(value, dict):
+            for item in value.values():
+                check_dispatch_args(item, depth + 1)
+
+    def dispatcher(method):
+        def checked(*args, **kwargs):
+            for value in args:
+                check_dispatch_args(value)
+            for value in kwargs.values():
+                check_dispatch_args(value)
+            return method(*args, **kwargs)
+
+        return checked
+
+    def safe_format(template):
+        def format_checked(*args, **kwargs):
+            check_format_fields(template)
+            return template.format(*args, **kwargs)
+
+        return format_checked
+
+    def check_value(value, name):
+        if isinstance(value, types.ModuleType):
+            if value.__name__.split(".")[0] not in allowed_roots:
+                refuse(f"the module {value.__name__!r}")
+            return value
+        try:
+            target = real_getattr(value, "__func__", value)
+        except Exception:
+            target = value
+        if id(target) in denied_ids or id(value) in denied_ids:
+            refuse(f"{name!r} (dynamic evaluation or attribute lookup by name)")
+        if name in DISPATCHERS and callable(value):
+            return dispatcher(value)
+        return value
+
+    def check_attribute(obj, name):
+        if name not in allowed:
+            refuse(f"the attribute {name!r}")
+        if name == "format" and isinstance(obj, str):
+            return safe_format(obj)
+        if name == "format" and obj is str:
+            return lambda template, *a, **k: safe_format(template)(*a, **k)
+        return check_value(real_getattr(obj, name), name)
+
+    def check_imported(value, name):
+        if name not in allowed and not isinstance(value, types.ModuleType):
+            refuse(f"importing {name!r}")
+        return check_value(value, name)
+
+    return check_attribute, check_imported
+
+
+def check_format_fields(template, depth=0):
+    """``str.format`` fields may index (``{0[k]}``) but never read attributes (``{0.x}``)."""
+    import string
+
+    if not isinstance(template, str) or depth > 2:
+        return
+    for _, field, spec, _ in string.Formatter().parse(template):
+        if field is not None and "." in field:
+            raise SandboxViolation(
+                "attribute access inside a format string is not allowed "
+                "in the sandbox; use an f-string"
+            )
+        if spec:
+            check_format_fields(spec, depth + 1)
+
+
+def disable_string_evaluation() -> None:
+    """Pandas' expression language is eval by another name: gone before any code runs."""
+    import pandas as pd
+    import pandas.core.computation.eval as pandas_eval
+
+    def unavailable(*args, **kwargs):
+        raise SandboxViolation(
+            "pandas eval/query are not available in the sandbox; use "
+            "boolean indexing, e.g. df[df['a'] > 1]"
+        )
+
+    pd.eval = unavailable
+    pandas_eval.eval = unavailable
+    pd.DataFrame.eval = unavailable
+    pd.DataFrame.query = unavailable
+    with contextlib.suppress(Exception):
+        pd.set_option("compute.use_numexpr", False)
+
+
 def guarded_import(allowed_roots: frozenset):
     real_import = __import__
 
@@ -263,15 +457,31 @@ def run(request: dict, df, out) -> dict:
 
     namespace = {"__builtins__": builtins_table, "__name__": "answer_module", "pd": pd,
                  "np": np, "df": df}  # fmt: skip
+    guarded = not request.get("os_layers_only")
+    if guarded:
+        roots = frozenset(m.split(".")[0] for m in ALLOWED_MODULES)
+        check_attribute, check_imported = attribute_guard(
+            frozenset(request["attributes"]), frozenset(request["denied_names"]), roots
+        )
+        namespace[GUARD], namespace[CHECK_IMPORTED] = check_attribute, check_imported
     sys.stdout = printed
     try:
-        code = compile(request["code"], "<answer>", "exec")
+        tree = ast.parse(request["code"], "<answer>", "exec")
+        if guarded:
+            tree = ast.fix_missing_locations(AttributeRewriter().visit(tree))
+            disable_string_evaluation()
+        code = compile(tree, "<answer>", "exec")
         exec(code, namespace)
         function = namespace.get(request.get("function", "answer"))
         if not callable(function):
             raise NameError("the code does not define a function answer(df)")
         value = function(df)
         result = {"ok": True, "value": jsonable(value), "value_type": _type_name(value)}
+    except SandboxViolation as error:
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename == "<answer>"]
+        result = {"ok": False, "kind": "refused", "error_type": "SandboxViolation",
+                  "message": str(error)[:2000],
+                  "traceback": "".join(traceback.format_list(frames))[-4000:]}  # fmt: skip
     except MemoryError:
         result = {"ok": False, "kind": "memory", "error_type": "MemoryError",
                   "message": "the code ran out of memory", "traceback": ""}  # fmt: skip

@@ -34,7 +34,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from foretab.tableqa.sandbox import zygote
-from foretab.tableqa.sandbox.policy import CodeRefused, check_code
+from foretab.tableqa.sandbox.policy import (
+    FORBIDDEN_ATTRIBUTES,
+    FORBIDDEN_NAMES,
+    CodeRefused,
+    allowed_attributes,
+    check_code,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,6 +57,9 @@ _CHILD_ENV = {
     "MKL_NUM_THREADS": "1",
     "NUMEXPR_MAX_THREADS": "1",
 }
+# Tests only: layers the child skips as if this kernel lacked them (strict mode's test).
+_SIMULATE_MISSING: frozenset[str] = frozenset()
+ALLOW_WEAK_FLAG = "--allow-weak-sandbox"
 _warned: set[str] = set()
 _warn_lock = threading.Lock()
 
@@ -72,7 +81,8 @@ class SandboxLimits(BaseModel):
     max_file_mb: int = Field(16, ge=0)
     max_result_chars: int = Field(1_000_000, ge=1000)
     max_print_chars: int = Field(20_000, ge=0)
-    strict: bool = False
+    # Strict by default: a missing isolation layer refuses to run generated code.
+    strict: bool = True
 
 
 class Isolation(BaseModel):
@@ -138,7 +148,7 @@ def run_code(
     """Check ``code``, run ``function(df)`` in the sandbox, return its JSON result."""
     started = time.perf_counter()
     try:
-        checked = check_code(code, function)
+        checked = check_code(code, function, df.columns)
     except CodeRefused as refusal:
         return SandboxResult(
             ok=False,
@@ -158,6 +168,16 @@ def run_os_layers_only(
     Proves that the OS layers alone contain hostile code. Never used on generated code.
     """
     return _execute(code, "answer", df, limits or SandboxLimits(), time.perf_counter(), True)
+
+
+def run_without_code_check(
+    code: str, df: pd.DataFrame, limits: SandboxLimits | None = None
+) -> SandboxResult:
+    """Tests only: skip the AST check, keep the child's run-time guard and builtins.
+
+    Proves that the run-time half of the allowlist holds on its own.
+    """
+    return _execute(code, "answer", df, limits or SandboxLimits(), time.perf_counter())
 
 
 def _execute(
@@ -180,6 +200,9 @@ def _execute(
             "uid": ids[0] if ids else None,
             "gid": ids[1] if ids else None,
             "strict": limits.strict,
+            "attributes": sorted(allowed_attributes(df.columns)),
+            "denied_names": sorted(FORBIDDEN_ATTRIBUTES | FORBIDDEN_NAMES),
+            "simulate_missing": sorted(_SIMULATE_MISSING),
             "max_result_chars": limits.max_result_chars,
             "max_print_chars": limits.max_print_chars,
         }
@@ -445,7 +468,12 @@ def _interpret(outcome: _Outcome, limits: SandboxLimits, elapsed: float) -> Sand
     if isolation is not None and isolation.fatal:
         return failed("isolation", isolation.fatal)
     if isolation is not None and isolation.strict_failure:
-        return failed("isolation", "strict sandbox: " + "; ".join(isolation.warnings))
+        return failed(
+            "isolation",
+            "the sandbox refuses to run generated code: isolation layer missing on this "
+            f"machine: {'; '.join(isolation.warnings)}. Pass {ALLOW_WEAK_FLAG} "
+            "(SandboxLimits(strict=False)) to accept the risk and run it anyway",
+        )
     code = outcome.returncode
     if code < 0:
         sig = -code
