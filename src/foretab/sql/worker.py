@@ -22,6 +22,7 @@ from typing import Any, Literal
 import sqlglot
 from sqlglot import exp
 
+from foretab.backend.base import Rows
 from foretab.errors import ForetabError, GuardError, QueryError, QueryTimeoutError, StoreError
 from foretab.sql.forecast_call import ForecastCall, ForecastRows, ForecastSupport
 from foretab.sql.result import QueryResult
@@ -292,14 +293,7 @@ class _Session:
             max_rows=request.max_rows,
             max_bytes=request.max_result_bytes,
         )
-        return QueryResult(
-            columns=rows.columns,
-            rows=rows.rows,
-            truncated=rows.more,
-            elapsed_s=time.perf_counter() - started,
-            sql=verdict.text,
-            truncated_by=("bytes" if rows.by_bytes else "rows") if rows.more else "",
-        )
+        return _result(rows, verdict.text, started)
 
     def _checked(
         self, request: QueryRequest, started: float
@@ -333,18 +327,23 @@ class _Session:
             max_rows=request.max_rows,
             max_bytes=request.max_result_bytes,
         )
-        return QueryResult(
-            columns=rows.columns,
-            rows=rows.rows,
-            truncated=rows.more,
-            elapsed_s=time.perf_counter() - started,
-            sql=text,
-            truncated_by=("bytes" if rows.by_bytes else "rows") if rows.more else "",
-        )
+        return _result(rows, text, started)
 
     def close(self) -> None:
         self.watchdog.disarm()
         self.conn.close()
+
+
+def _result(rows: Rows, sql: str, started: float) -> QueryResult:
+    """The reply for rows a checked statement returned (``sql``: the checked text)."""
+    return QueryResult(
+        columns=rows.columns,
+        rows=rows.rows,
+        truncated=rows.more,
+        elapsed_s=time.perf_counter() - started,
+        sql=sql,
+        truncated_by=("bytes" if rows.by_bytes else "rows") if rows.more else "",
+    )
 
 
 #: The watchdog's stack: it only waits and calls ``interrupt`` (the default is 8 MiB of
