@@ -22,6 +22,7 @@ import io
 import json
 import math
 import os
+import resource
 import sys
 import traceback
 
@@ -46,6 +47,8 @@ SAFE_BUILTINS = (
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
+CLONE_NEWNS = 0x00020000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
 PR_SET_NO_NEW_PRIVS = 38
 SYS_LANDLOCK_CREATE_RULESET = 444
 SYS_LANDLOCK_ADD_RULE = 445
@@ -92,6 +95,24 @@ def isolate_network(is_root: bool) -> str:
         with open(f"/proc/self/{name}", "w") as handle:
             handle.write(text)
     return "namespace (user namespace)"
+
+
+def private_folder(workdir: str, size_mb: int, files: int, uid: int, gid: int) -> str:
+    """A new mount namespace with a size-capped tmpfs on the run's folder; "" when done.
+
+    The folder's total (bytes and files) is then capped for the whole run, not per file;
+    the tmpfs lives as long as the process and is never visible outside it.
+    """
+    if _libc.unshare(CLONE_NEWNS) != 0:
+        return "unshare(CLONE_NEWNS) failed: " + _errno()
+    if _libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        return "cannot make the mounts private: " + _errno()
+    options = f"size={size_mb}m,nr_inodes={files},mode=0700,uid={uid},gid={gid}".encode()
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    if _libc.mount(b"tmpfs", workdir.encode(), b"tmpfs", flags, options) != 0:
+        return "cannot mount a tmpfs on the folder: " + _errno()
+    os.chdir(workdir)  # the old cwd is the folder under the mount
+    return ""
 
 
 def drop_privileges(uid: int, gid: int) -> None:
@@ -155,9 +176,18 @@ def harden(config: dict) -> dict:
     warnings = []
     skip = set(config.get("simulate_missing") or ())  # tests: act as if a layer were missing
     is_root = os.geteuid() == 0
-    report["network"] = ("none: simulated" if "network" in skip else isolate_network(is_root))
+    report["network"] = "none: simulated" if "network" in skip else isolate_network(is_root)
     if not report["network"].startswith("namespace"):
         warnings.append("network namespace: none (" + report["network"] + ")")
+    uid = int(config["uid"]) if is_root and config.get("uid") is not None else os.getuid()
+    gid = int(config["gid"]) if is_root and config.get("gid") is not None else os.getgid()
+    folder = ("simulated" if "folder" in skip else private_folder(
+        config["workdir"], int(config.get("max_folder_mb", 64)),
+        int(config.get("max_folder_files", 1000)), uid, gid))  # fmt: skip
+    report["folder_mb"] = 0 if folder else int(config.get("max_folder_mb", 64))
+    if folder:
+        warnings.append(f"folder size: no private tmpfs ({folder}); files are capped only "
+                        "one by one")  # fmt: skip
     read_paths = library_paths()  # before dropping privileges: sys.path is fully known
     if is_root:
         try:
@@ -181,10 +211,25 @@ def harden(config: dict) -> dict:
     if "uid" in skip or (not is_root and abi < 6):
         # A run as the caller's own uid relies on Landlock's signal scope (ABI 6) to keep
         # the code from signalling the caller's other processes.
-        warnings.append(f"fresh uid: the code runs as the caller's uid {os.getuid()} (start "
-                        "foretab as root for a fresh uid per run, or use Landlock ABI 6+)")
+        warnings.append(
+            f"fresh uid: the code runs as the caller's uid {os.getuid()} (start "
+            "foretab as root for a fresh uid per run, or use Landlock ABI 6+)"
+        )
+    report["single_process"] = single_process()
+    if not report["single_process"]:
+        warnings.append("one process: RLIMIT_NPROC could not be pinned; processes share "
+                        "the limits one by one")  # fmt: skip
     report["warnings"] = warnings
     return report
+
+
+def single_process() -> bool:
+    """No more processes or threads from here on: the run's limits are one process's."""
+    try:
+        resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 class CappedText(io.StringIO):
@@ -277,8 +322,11 @@ class AttributeRewriter(ast.NodeTransformer):
         checks = [node]
         for alias in node.names:
             bound = alias.asname or alias.name
-            call = ast.Call(ast.Name(CHECK_IMPORTED, ast.Load()),
-                            [ast.Name(bound, ast.Load()), ast.Constant(alias.name)], [])
+            call = ast.Call(
+                ast.Name(CHECK_IMPORTED, ast.Load()),
+                [ast.Name(bound, ast.Load()), ast.Constant(alias.name)],
+                [],
+            )
             checks.append(ast.Assign([ast.Name(bound, ast.Store())], call))
         return [ast.fix_missing_locations(ast.copy_location(n, node)) for n in checks]
 
@@ -297,16 +345,27 @@ def attribute_guard(allowed: frozenset, denied_names: frozenset, allowed_roots: 
     denied = [getattr(builtins, n) for n in ("eval", "exec", "compile", "getattr", "setattr",
               "delattr", "vars", "dir", "globals", "locals", "open", "__import__", "input",
               "breakpoint")]  # fmt: skip
-    denied += [operator.attrgetter, operator.methodcaller, typing.get_type_hints,
-               string.Formatter, string.Template, pd.eval, pd.DataFrame.eval, pd.DataFrame.query]
+    denied += [
+        operator.attrgetter,
+        operator.methodcaller,
+        typing.get_type_hints,
+        string.Formatter,
+        string.Template,
+        pd.eval,
+        pd.DataFrame.eval,
+        pd.DataFrame.query,
+    ]
     denied_ids = frozenset(id(obj) for obj in denied)
 
     def refuse(what):
         raise SandboxViolation(f"{what} is not allowed in the sandbox")
 
     def dispatch_name_denied(text):
-        return text.startswith(DENIED_PREFIXES) or text in denied_names or (
-            text.startswith("to_") and text not in allowed)
+        return (
+            text.startswith(DENIED_PREFIXES)
+            or text in denied_names
+            or (text.startswith("to_") and text not in allowed)
+        )
 
     def check_dispatch_args(value, depth=0):
         if isinstance(value, str):
@@ -376,8 +435,10 @@ def check_format_fields(template, depth=0):
         return
     for _, field, spec, _ in string.Formatter().parse(template):
         if field is not None and "." in field:
-            raise SandboxViolation("attribute access inside a format string is not allowed "
-                                   "in the sandbox; use an f-string")
+            raise SandboxViolation(
+                "attribute access inside a format string is not allowed "
+                "in the sandbox; use an f-string"
+            )
         if spec:
             check_format_fields(spec, depth + 1)
 
@@ -388,8 +449,10 @@ def disable_string_evaluation() -> None:
     import pandas.core.computation.eval as pandas_eval
 
     def unavailable(*args, **kwargs):
-        raise SandboxViolation("pandas eval/query are not available in the sandbox; use "
-                               "boolean indexing, e.g. df[df['a'] > 1]")
+        raise SandboxViolation(
+            "pandas eval/query are not available in the sandbox; use "
+            "boolean indexing, e.g. df[df['a'] > 1]"
+        )
 
     pd.eval = unavailable
     pandas_eval.eval = unavailable
@@ -512,8 +575,6 @@ def main() -> None:
 
 def _start_worker(sock, request: dict, fds: list) -> None:
     """In the forked worker: take the pipes as stdio, a new session, the limits, then main()."""
-    import resource
-
     try:
         sock.close()
         for target, fd in enumerate(fds):
