@@ -93,7 +93,7 @@ def test_a_lying_footer_is_caught_while_reading(tmp_path: Path, monkeypatch) -> 
     path = long_strings(tmp_path / "bomb.parquet")
     from foretab.store import validate
 
-    monkeypatch.setattr(validate, "_check_parquet", lambda _path: None)
+    monkeypatch.setattr(validate, "_check_parquet", lambda *_args: None)
     with pytest.raises(IngestError, match="once decoded"):
         read_parquet_limited(path)
 
@@ -104,3 +104,13 @@ def test_an_ordinary_parquet_file_still_ingests(tmp_path: Path) -> None:
     frame = read_parquet_limited(path)
     assert list(frame.columns)[:3] == ["city", "district", "project"] and len(frame) == 3
     ingest_path(path, str(tmp_path / "c.duckdb"))
+
+
+def test_tableqa_tables_are_read_with_the_same_check(tmp_path: Path) -> None:
+    from foretab.tableqa.tables import load_table
+
+    with pytest.raises(IngestError, match="once decoded"):
+        load_table(many_rows(tmp_path / "bomb.parquet"))
+    wide = tmp_path / "wide.parquet"
+    pq.write_table(pa.table({f"c{i}": [i] for i in range(100)}), wide)
+    assert load_table(wide).shape == (1, 100)  # a wide table is fine for table QA

@@ -392,9 +392,65 @@ def test_os_layer_escaped_session_is_killed(isolation) -> None:
     return 'left a child'
     """
     result = os_only(body, "import os, time")
-    assert result.ok and result.value == "left a child"
+    # A run is one process now: the fork itself is refused, so no session can escape.
+    assert not result.ok and result.failure.error_type == "BlockingIOError", result
     assert result.elapsed_s < 4
     assert_gone(result)
+
+
+# -- one budget per run (issue 28, item 7): one process, one size-capped folder --------------
+
+
+def test_os_layer_run_is_one_process(isolation) -> None:
+    body = """
+    out = {}
+    for name, start in (("fork", os.fork), ("thread", lambda: threading.Thread(target=len, args=((),)).start()),
+                        ("subprocess", lambda: subprocess.run(["/bin/true"]))):
+        try:
+            start()
+            out[name] = "started"
+        except BaseException as error:
+            out[name] = type(error).__name__
+    return out
+    """
+    result = os_only(body, "import os, subprocess, threading")
+    assert result.ok, result
+    assert "started" not in result.value.values(), result.value
+    assert result.isolation.single_process
+    assert_gone(result)
+
+
+def test_os_layer_folder_total_is_capped(isolation) -> None:
+    # 4 MiB files are under the 16 MiB per-file limit; 40 of them are not under the run's 8 MiB.
+    body = """
+    written = 0
+    try:
+        for i in range(40):
+            with open(f"f{i}.bin", "wb") as handle:
+                handle.write(b"0" * (4 * 1024 * 1024))
+            written += 4
+    except OSError as error:
+        return ["stopped", error.errno, written]
+    return ["wrote all", 0, written]
+    """
+    result = os_only(body, max_folder_mb=8)
+    assert result.ok, result
+    assert result.value[0] == "stopped" and result.value[1] == 28  # ENOSPC
+    assert result.value[2] <= 8
+    assert result.isolation.folder_mb == 8
+
+
+def test_os_layer_file_count_is_capped(isolation) -> None:
+    body = """
+    try:
+        for i in range(5000):
+            open(f"n{i}", "w").close()
+    except OSError as error:
+        return ["stopped", error.errno, i]
+    return ["made all", 0, 5000]
+    """
+    result = os_only(body, max_folder_files=100)
+    assert result.ok and result.value[0] == "stopped" and result.value[2] <= 100, result
 
 
 @pytest.mark.slow

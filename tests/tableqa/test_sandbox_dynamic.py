@@ -167,7 +167,12 @@ def test_query_refusal_tells_the_fixer_what_to_use() -> None:
 
 # -- strict by default: a missing layer refuses, naming it and the flag ---------------------
 
-LAYERS = {"network": "network namespace", "landlock": "Landlock", "uid": "fresh uid"}
+LAYERS = {
+    "network": "network namespace",
+    "landlock": "Landlock",
+    "uid": "fresh uid",
+    "folder": "folder size",
+}
 
 
 @pytest.mark.parametrize("layer", sorted(LAYERS))

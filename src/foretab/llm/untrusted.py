@@ -7,7 +7,7 @@ or ``</data>`` inside the data is escaped, so the data cannot close its own bloc
 
 This lowers the odds that a model obeys injected text; it does not make it impossible.
 The real controls are what a model's output can do: SQL runs read-only through the guard,
-generated code runs in the sandbox, and tool arguments are validated (README "Safety").
+generated code runs in the sandbox, and tool arguments are validated (docs/safety.md).
 """
 
 from __future__ import annotations

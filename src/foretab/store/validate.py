@@ -165,13 +165,13 @@ def _refuse_short_rows(raw: pd.DataFrame, path: Path) -> pd.DataFrame:
     return raw
 
 
-def _check_parquet(path: Path) -> None:
+def _check_parquet(path: Path, max_columns: int | None = MAX_COLUMNS) -> None:
     import pyarrow.parquet as pq
 
     meta = pq.ParquetFile(path).metadata
     size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    if meta.num_columns > MAX_COLUMNS:
-        raise IngestError(f"{path}: {meta.num_columns} columns; at most {MAX_COLUMNS}.")
+    if max_columns is not None and meta.num_columns > max_columns:
+        raise IngestError(f"{path}: {meta.num_columns} columns; at most {max_columns}.")
     cells = meta.num_rows * meta.num_columns
     if size > MAX_INPUT_BYTES or cells > MAX_PARQUET_CELLS:
         raise IngestError(
@@ -181,7 +181,9 @@ def _check_parquet(path: Path) -> None:
         )
 
 
-def read_parquet_limited(path: Path, max_bytes: int = MAX_INPUT_BYTES) -> pd.DataFrame:
+def read_parquet_limited(
+    path: Path, max_bytes: int = MAX_INPUT_BYTES, max_columns: int | None = MAX_COLUMNS
+) -> pd.DataFrame:
     """A Parquet file as a DataFrame, refused (``IngestError``) past ``max_bytes`` decoded.
 
     The footer's counts are checked first; then the file is read in batches with text
@@ -193,7 +195,7 @@ def read_parquet_limited(path: Path, max_bytes: int = MAX_INPUT_BYTES) -> pd.Dat
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    _check_parquet(path)
+    _check_parquet(path, max_columns)
     try:
         schema = pq.ParquetFile(path).schema_arrow
         nested = [f.name for f in schema if pa.types.is_nested(f.type)]

@@ -30,7 +30,10 @@ def load_table(path: str | Path) -> pd.DataFrame:
     suffixes = [s.lower() for s in path.suffixes]
     try:
         if suffixes[-1:] == [".parquet"] or suffixes[-1:] == [".pq"]:
-            return pd.read_parquet(path)
+            from foretab.store.validate import read_parquet_limited
+
+            # Decoded size checked before and while reading (a small file can be gigabytes).
+            return read_parquet_limited(path, max_columns=None)
         if ".csv" in suffixes or ".tsv" in suffixes:
             return pd.read_csv(path, sep="\t" if ".tsv" in suffixes else ",")
     except (OSError, ValueError) as error:

@@ -29,7 +29,7 @@ log = logging.getLogger("foretab.web")
 
 @dataclass(frozen=True, slots=True)
 class ServerLimits:
-    """Deadlines and caps of the HTTP server (README "Safety")."""
+    """Deadlines and caps of the HTTP server (docs/safety.md)."""
 
     header_timeout_s: float = 10.0
     body_timeout_s: float = 30.0

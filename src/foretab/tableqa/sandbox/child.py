@@ -22,6 +22,7 @@ import io
 import json
 import math
 import os
+import resource
 import sys
 import traceback
 
@@ -54,6 +55,8 @@ SAFE_BUILTINS = (
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
+CLONE_NEWNS = 0x00020000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
 PR_SET_NO_NEW_PRIVS = 38
 SYS_LANDLOCK_CREATE_RULESET = 444
 SYS_LANDLOCK_ADD_RULE = 445
@@ -100,6 +103,24 @@ def isolate_network(is_root: bool) -> str:
         with open(f"/proc/self/{name}", "w") as handle:
             handle.write(text)
     return "namespace (user namespace)"
+
+
+def private_folder(workdir: str, size_mb: int, files: int, uid: int, gid: int) -> str:
+    """A new mount namespace with a size-capped tmpfs on the run's folder; "" when done.
+
+    The folder's total (bytes and files) is then capped for the whole run, not per file;
+    the tmpfs lives as long as the process and is never visible outside it.
+    """
+    if _libc.unshare(CLONE_NEWNS) != 0:
+        return "unshare(CLONE_NEWNS) failed: " + _errno()
+    if _libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        return "cannot make the mounts private: " + _errno()
+    options = f"size={size_mb}m,nr_inodes={files},mode=0700,uid={uid},gid={gid}".encode()
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    if _libc.mount(b"tmpfs", workdir.encode(), b"tmpfs", flags, options) != 0:
+        return "cannot mount a tmpfs on the folder: " + _errno()
+    os.chdir(workdir)  # the old cwd is the folder under the mount
+    return ""
 
 
 def drop_privileges(uid: int, gid: int) -> None:
@@ -166,6 +187,15 @@ def harden(config: dict) -> dict:
     report["network"] = "none: simulated" if "network" in skip else isolate_network(is_root)
     if not report["network"].startswith("namespace"):
         warnings.append("network namespace: none (" + report["network"] + ")")
+    uid = int(config["uid"]) if is_root and config.get("uid") is not None else os.getuid()
+    gid = int(config["gid"]) if is_root and config.get("gid") is not None else os.getgid()
+    folder = ("simulated" if "folder" in skip else private_folder(
+        config["workdir"], int(config.get("max_folder_mb", 64)),
+        int(config.get("max_folder_files", 1000)), uid, gid))  # fmt: skip
+    report["folder_mb"] = 0 if folder else int(config.get("max_folder_mb", 64))
+    if folder:
+        warnings.append(f"folder size: no private tmpfs ({folder}); files are capped only "
+                        "one by one")  # fmt: skip
     read_paths = library_paths()  # before dropping privileges: sys.path is fully known
     if is_root:
         try:
@@ -193,8 +223,21 @@ def harden(config: dict) -> dict:
             f"fresh uid: the code runs as the caller's uid {os.getuid()} (start "
             "foretab as root for a fresh uid per run, or use Landlock ABI 6+)"
         )
+    report["single_process"] = single_process()
+    if not report["single_process"]:
+        warnings.append("one process: RLIMIT_NPROC could not be pinned; processes share "
+                        "the limits one by one")  # fmt: skip
     report["warnings"] = warnings
     return report
+
+
+def single_process() -> bool:
+    """No more processes or threads from here on: the run's limits are one process's."""
+    try:
+        resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 class CappedText(io.StringIO):
@@ -540,8 +583,6 @@ def main() -> None:
 
 def _start_worker(sock, request: dict, fds: list) -> None:
     """In the forked worker: take the pipes as stdio, a new session, the limits, then main()."""
-    import resource
-
     try:
         sock.close()
         for target, fd in enumerate(fds):

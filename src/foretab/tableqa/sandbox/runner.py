@@ -5,8 +5,11 @@ Layers, outermost first:
   nothing of the parent's), its own temporary folder as cwd, a new session (process group);
 * resource limits set before the child starts (address space, CPU seconds, open files,
   processes, file size, no core dumps) and a wall-clock timeout that kills the whole group;
-* inside the child, before any generated code: a new network namespace, an unprivileged
-  uid/gid without groups (when started as root), no-new-privileges, Landlock;
+* inside the child, before any generated code: a new network namespace, a private
+  size-capped tmpfs as its folder (``max_folder_mb`` and ``max_folder_files`` for the whole
+  run, in a new mount namespace), an unprivileged uid/gid without groups (when started as
+  root), no-new-privileges, Landlock, and RLIMIT_NPROC pinned to 0 so the run stays one
+  process (no fork, no thread): the per-process limits are then the run's budget;
 * the AST pre-check (``policy.check_code``) and a reduced builtins table;
 * data in as Parquet bytes on stdin, the result back as one line of JSON.
 """
@@ -79,6 +82,9 @@ class SandboxLimits(BaseModel):
     max_open_files: int = Field(64, ge=16)
     max_processes: int = Field(32, ge=1)
     max_file_mb: int = Field(16, ge=0)
+    # The run's folder as a whole (a private tmpfs): bytes and number of files.
+    max_folder_mb: int = Field(64, ge=1)
+    max_folder_files: int = Field(1000, ge=16)
     max_result_chars: int = Field(1_000_000, ge=1000)
     max_print_chars: int = Field(20_000, ge=0)
     # Strict by default: a missing isolation layer refuses to run generated code.
@@ -94,6 +100,8 @@ class Isolation(BaseModel):
     uid: int = -1
     landlock_abi: int = 0
     no_new_privs: bool = False
+    folder_mb: int = 0  # the folder's size cap (0: none)
+    single_process: bool = False  # no fork or thread after hardening
     warnings: tuple[str, ...] = ()
     fatal: str | None = None
     strict_failure: bool = False
@@ -200,6 +208,8 @@ def _execute(
             "uid": ids[0] if ids else None,
             "gid": ids[1] if ids else None,
             "strict": limits.strict,
+            "max_folder_mb": limits.max_folder_mb,
+            "max_folder_files": limits.max_folder_files,
             "attributes": sorted(allowed_attributes(df.columns)),
             "denied_names": sorted(FORBIDDEN_ATTRIBUTES | FORBIDDEN_NAMES),
             "simulate_missing": sorted(_SIMULATE_MISSING),
