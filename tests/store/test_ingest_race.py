@@ -75,6 +75,7 @@ def race_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return server.url(server.fresh_dbname("race"))
 
 
+@pytest.mark.slow  # 12 ingest processes; the lock itself is tested fast below
 def test_concurrent_ingests_are_serialised(race_db: str, tmp_path: Path) -> None:
     db = race_db
     ingest_frame(_frame(), db, Month(2021, 6))

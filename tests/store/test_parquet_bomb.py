@@ -71,7 +71,12 @@ print(json.dumps({"outcome": outcome, "rss_mb": int(status["VmHWM"].split()[0]) 
 """
 
 
-@pytest.mark.parametrize("make", [many_rows, long_strings], ids=["50M-rows", "long-strings"])
+# Writing the 50 M-row file takes several seconds: that case runs with the slow tests.
+@pytest.mark.parametrize(
+    "make",
+    [pytest.param(many_rows, marks=pytest.mark.slow), long_strings],
+    ids=["50M-rows", "long-strings"],
+)
 def test_bomb_is_refused_in_bounded_memory(tmp_path: Path, make) -> None:
     path = make(tmp_path / "bomb.parquet")
     assert path.stat().st_size < 2_000_000
@@ -106,6 +111,7 @@ def test_an_ordinary_parquet_file_still_ingests(tmp_path: Path) -> None:
     ingest_path(path, str(tmp_path / "c.duckdb"))
 
 
+@pytest.mark.slow  # the 50 M-row file again
 def test_tableqa_tables_are_read_with_the_same_check(tmp_path: Path) -> None:
     from foretab.tableqa.tables import load_table
 

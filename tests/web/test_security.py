@@ -220,6 +220,7 @@ def test_sql_response_bytes_are_capped(mini_duckdb) -> None:
     assert doc["rows"][0][0] == "\x01" * 20000
 
 
+@pytest.mark.slow  # waits seconds for the server to give up on the client
 def test_a_client_that_stops_reading_is_dropped(mini_duckdb) -> None:
     pool = EnginePool(banded_factory(mini_duckdb), size=1, default="model")
     try:
