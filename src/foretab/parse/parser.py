@@ -62,6 +62,7 @@ from foretab.parse.passes import (
     time_pass,
 )
 from foretab.parse.phrases import PHRASES
+from foretab.parse.places import PlaceReading, place_query_of, relative, yoy_window
 from foretab.parse.question import read_question
 from foretab.parse.refuse import check_refusals
 
@@ -242,6 +243,11 @@ def _scope_plan(
     metric: Metric,
 ) -> Plan:
     words = index.wording
+    scopes = _scopes(index, mentions, linked)
+    children = _children(index, scopes)
+    reading = place_query_of(text, is_zh, window, reference, metric, scopes, children)
+    if reading is not None:
+        return _place_plan(question, index, reference, reading, metric, is_zh)
     rising = (zh.RISE if is_zh else en.RISE).search(text) or (zh.FALL if is_zh else en.FALL).search(
         text
     )
@@ -252,7 +258,6 @@ def _scope_plan(
             "(`foretab projects --db DB --district D` lists them), or ask for the highest / lowest / "
             f"average {words.value} in the {(words.groups or ('store',))[0]}"
         )
-    scopes = _scopes(index, mentions, linked)
     query = scope_query_of(text, is_zh, metric)
     assumption = ""
     if window is None:
@@ -281,6 +286,53 @@ def _scope_plan(
     )
 
 
+def _children(index: EntityIndex, scopes: tuple[ScopeRef, ...]) -> tuple[ScopeRef, ...]:
+    """The districts of the one city named (for "which district of C"), catalog order."""
+    if len(scopes) != 1 or scopes[0].inner is not None:
+        return ()
+    outer = scopes[0].outer
+    return tuple(
+        ScopeRef(o, i, index.inner_zh.get((o, i), "")) for o, i in index.inners if o == outer
+    )
+
+
+def _place_plan(
+    question: str,
+    index: EntityIndex,
+    reference: Month,
+    reading: PlaceReading,
+    metric: Metric,
+    is_zh: bool,
+) -> Plan:
+    """Places asked about as wholes: their projects are read, the place series computed."""
+    words = index.wording
+    window, assumption = reading.window, ""
+    if window is None:
+        window, assumption = _default_window(reference, False, is_zh)
+    candidates = _candidates(index, reading.scopes, window, reference)
+    if not candidates:
+        where = ", ".join(s.label for s in reading.scopes)
+        raise QuestionError(
+            f"no {words.entity} in {where} has data for {window.first.label}–"
+            f"{window.last.label}; `foretab projects --db DB` lists {words.entities} with their "
+            "months"
+        )
+    past = window.last <= reference
+    return Plan(
+        question=question,
+        reference_month=reference,
+        entities=candidates,
+        window=window,
+        aggregate=Aggregate.VALUE if len(window.months) == 1 else Aggregate.MEAN,
+        task=Task.HISTORY if past else Task.FORECAST,
+        metric=metric,
+        scopes=reading.scopes,
+        place=reading.query,
+        assumption=assumption,
+        language=Language.ZH if is_zh else Language.EN,
+    )
+
+
 def _entity_plan(
     question: str,
     reference: Month,
@@ -295,6 +347,11 @@ def _entity_plan(
     several = len(entities) > 1
     cues = read_cues(text, is_zh, metric)
     change, which_month, threshold = cues.change, cues.which_month, cues.threshold
+    yoy = yoy_window(text, is_zh, window, reference)
+    if yoy is not None:
+        # "the YoY change in December 2021": December 2021 against December 2020
+        window = yoy
+        change = ChangeMeasure.RELATIVE if relative(text, is_zh) else ChangeMeasure.ABSOLUTE
     if is_zh:
         comparison, rest = zh.comparison(text, several, cues)
     else:
@@ -310,6 +367,8 @@ def _entity_plan(
         comparison = Comparison.NONE
     if change is not None and not several and not (is_zh or en.is_yes_no(text)):
         comparison = Comparison.NONE  # "how much will it rise or fall": a number
+    if yoy is not None:
+        comparison = Comparison.NONE
     if comparison is not Comparison.NONE:
         change = None
     measure = (
