@@ -80,6 +80,9 @@ def ask(
     out.print(cell(f"answer: {json.dumps(answer.answer, ensure_ascii=False)}"))
     details = Table(show_header=False, box=None)
     plan = answer.plan
+    from foretab.core.canonical import canonical
+
+    details.add_row("asked", cell(canonical(plan)))
     details.add_row("task", f"{plan.task.value} ({plan.aggregate.value}, {plan.comparison.value})")
     details.add_row(plan.wording.entities or "entities", cell(_entities_line(plan)))
     details.add_row(

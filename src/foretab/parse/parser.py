@@ -53,6 +53,7 @@ from foretab.parse.families import (
 from foretab.parse.lang import en, zh
 from foretab.parse.leftover import refuse_unclaimed
 from foretab.parse.lexicon import Lexicon, default_lexicon
+from foretab.parse.meaning import check_meaning
 from foretab.parse.passes import (
     cue_pass,
     entity_pass,
@@ -65,6 +66,7 @@ from foretab.parse.phrases import PHRASES
 from foretab.parse.places import PlaceReading, place_query_of, relative, yoy_window
 from foretab.parse.question import read_question
 from foretab.parse.refuse import check_refusals
+from foretab.parse.text import mask
 
 MAX_HORIZON = 12  # months past R a forecast reaches
 
@@ -173,11 +175,12 @@ def parse_question(
         _check_horizon(window, reference)
     if linked.entities:
         _check_mixed_scope(question, timed.found.mentions, is_zh, index.wording)
+    named_text = mask(question, list(resolved.claims.of(Pass.ENTITY)))
     if not linked.entities:
         if is_zh:
             zh.check_leftover(question, list(timed.found.mentions), spans, index.wording)
         refuse_unclaimed(read, claims, lexicon)
-        return _scope_plan(
+        plan = _scope_plan(
             question,
             index,
             reference,
@@ -188,11 +191,15 @@ def parse_question(
             is_zh,
             measured.metric,
         )
+        check_meaning(plan, text, named_text, is_zh)
+        return plan
     refuse_unclaimed(read, claims, lexicon)
-    return _entity_plan(
+    plan = _entity_plan(
         question, reference, linked.entities, text, window, language, measured.metric,
         index.wording,
     )  # fmt: skip
+    check_meaning(plan, text, named_text, is_zh)
+    return plan
 
 
 def _check_horizon(window: TimeWindow, reference: Month) -> None:

@@ -32,7 +32,7 @@ from foretab.parse.lang import en, zh
 
 YOY_EN, MOM_EN, YOY_ZH, MOM_ZH = en.YOY, en.MOM, zh.YOY, zh.MOM
 DISTRICT_EN = re.compile(r"\bdistricts?\b")
-DISTRICT_ZH = re.compile(r"哪个区|哪一个区|哪些区|的区|个区|各区|每个区|各个区|区是哪")
+DISTRICT_ZH = zh.DISTRICT
 EVERY_EN = re.compile(r"\b(?:every|each|all(?:\s+the)?)\s+districts?\b|\bdistricts?\s+each\b")
 EVERY_ZH = re.compile(r"各区|每个区|各个区")
 CHANGE_EN = re.compile(
