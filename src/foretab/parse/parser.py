@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from foretab.core.months import Month
 from foretab.core.plan import (
@@ -192,14 +193,29 @@ def parse_question(
             measured.metric,
         )
         check_meaning(plan, text, named_text, is_zh)
-        return plan
+        return _stated(plan)
     refuse_unclaimed(read, claims, lexicon)
     plan = _entity_plan(
         question, reference, linked.entities, text, window, language, measured.metric,
         index.wording,
     )  # fmt: skip
     check_meaning(plan, text, named_text, is_zh)
-    return plan
+    return _stated(plan)
+
+
+_RECENT = re.compile(r"recent|lately|最近|近期", re.I)
+
+
+def _stated(plan: Plan) -> Plan:
+    """The plan with its default reading of "recently" stated (DESIGN §3: R−2..R)."""
+    if plan.assumption or not _RECENT.search(plan.window.expression):
+        return plan
+    first, last = plan.window.first, plan.window.last
+    if plan.language is Language.ZH:
+        note = f"“{plan.window.expression}”按最近三个月（{first.year}年{first.month}月至{last.year}年{last.month}月）回答"
+    else:
+        note = f"'{plan.window.expression}' is read as the last three months ({first.label} to {last.label})"
+    return replace(plan, assumption=note)
 
 
 def _check_horizon(window: TimeWindow, reference: Month) -> None:

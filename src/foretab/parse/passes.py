@@ -90,7 +90,7 @@ def _time(
     masked: str, reference: Month, zh: bool
 ) -> tuple[TimeWindow | None, tuple[int, int] | None]:
     if zh:
-        found = find_zh_time(_zh_year_digits(masked), reference)
+        found = find_zh_time(zh_year_digits(masked), reference)
         return (found.window, (found.start, found.end)) if found else (None, None)
     try:
         match = find_time_match(masked, reference)
@@ -103,7 +103,7 @@ _ZH_DIGITS = str.maketrans("〇零一二三四五六七八九", "00123456789")
 _ZH_YEAR = re.compile(r"[〇零一二三四五六七八九]{4}(?=年)")
 
 
-def _zh_year_digits(text: str) -> str:
+def zh_year_digits(text: str) -> str:
     """二〇二一年 → 2021年: the same length, so the time span's offsets stay the question's."""
     return _ZH_YEAR.sub(lambda m: m.group().translate(_ZH_DIGITS), text)
 

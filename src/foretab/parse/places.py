@@ -77,7 +77,7 @@ def yoy_window(
     mom = (MOM_ZH if zh_ else MOM_EN).search(text)
     if not (yoy or mom):
         return None
-    word = (yoy or mom).group()  # type: ignore[union-attr]
+    word = (yoy or mom).group() if zh_ else ("YoY" if yoy else "MoM")  # type: ignore[union-attr]
     if window is not None and len(window.months) > 1:
         # Annual means against the year before, or the window's last month? Not guessed.
         if zh_:
