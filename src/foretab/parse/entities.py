@@ -233,6 +233,22 @@ class EntityIndex:
         ids = self._by_outer[outer] if inner is None else self._by_inner[(outer, inner)]
         return [(self.refs[i], self.entries[i]) for i in sorted(ids)]
 
+    def close_zh_names(self, word: str, mention: Mention, limit: int = 3) -> list[str]:
+        """Chinese names inside the place ``mention`` names that ``word`` may be a typo of.
+
+        Character similarity (rapidfuzz): "绿地里想城" → 绿地理想城.
+        """
+        refs: list[EntityRef] = []
+        for place_id in mention.ids:
+            if mention.kind is MentionKind.INNER:
+                outer, inner = self.inners[place_id]
+                refs += [ref for ref, _ in self.in_scope(outer, inner)]
+            elif mention.kind is MentionKind.OUTER:
+                refs += [ref for ref, _ in self.in_scope(self.outers[place_id], None)]
+        names = list(dict.fromkeys(ref.name_zh for ref in refs if ref.name_zh))
+        hits = process.extract(word, names, scorer=fuzz.partial_ratio, limit=limit, score_cutoff=60)
+        return [names[index] for _, _, index in hits]
+
     # -- stage 1: exact n-grams ---------------------------------------------------------
 
     def find_mentions(self, question: str, *, read: Question | None = None) -> list[Mention]:

@@ -179,7 +179,7 @@ def parse_question(
     named_text = mask(question, list(resolved.claims.of(Pass.ENTITY)))
     if not linked.entities:
         if is_zh:
-            zh.check_leftover(question, list(timed.found.mentions), spans, index.wording)
+            zh.check_leftover(question, list(timed.found.mentions), spans, index.wording, index)
         refuse_unclaimed(read, claims, lexicon)
         plan = _scope_plan(
             question,
