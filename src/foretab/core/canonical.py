@@ -96,8 +96,10 @@ def _place(plan: Plan) -> str:
             return f"which of {_list(places, 'or')} {move} most ({relative or 'absolute '}change of {what}) {span}"
         return f"which of {_list(places, 'or')} has the {direction} {what[4:]} {when}"
     if op is PlaceOp.RANK:
-        top = "top" if query.extreme is Extreme.HIGHEST else "bottom"
         city = plan.scopes[0].outer
+        if query.n == 1:
+            return f"the district of {city} with the {direction} {what[4:]} {when}"
+        top = "top" if query.extreme is Extreme.HIGHEST else "bottom"
         return f"the {top} {query.n} districts of {city} by {what[4:]} {when}"
     if op is PlaceOp.WHICH_MONTH:
         return f"the month {when} in which {what} of {places[0]} is {direction}"
@@ -147,6 +149,8 @@ def _place_zh(plan: Plan) -> str:
             return f"{places}中{when}{what}{'涨幅' if query.extreme is Extreme.HIGHEST else '跌幅'}最大的"
         return f"{places}中{when}{what}{word}的"
     if op is PlaceOp.RANK:
+        if query.n == 1:
+            return f"{when}{what}{word}的区"
         return f"{when}{what}{word}的{query.n}个区"
     if op is PlaceOp.WHICH_MONTH:
         return f"{places}{when}{what}{word}的月份"
