@@ -100,6 +100,30 @@ def _district(plan: Plan) -> bool:
     )
 
 
+def _ranked(plan: Plan) -> bool:
+    """ "more" / "most" / 更 / 最 is carried: a comparison, a pick, a ranking, an extreme."""
+    if plan.comparison is not Comparison.NONE or plan.which_month is not None:
+        return True
+    if plan.change is not None or _bounded(plan):
+        return True  # "how much more", "more than 500 units"
+    if plan.aggregate.value in ("max", "min"):
+        return True
+    if plan.scope is not None and plan.scope.op in (
+        ScopeOp.PICK,
+        ScopeOp.TOP,
+        ScopeOp.TOP_THEN_PICK,
+        ScopeOp.FILTER_THEN_PICK,
+    ):
+        return True
+    return plan.place is not None and plan.place.op in (
+        PlaceOp.COMPARE,
+        PlaceOp.RANK,
+        PlaceOp.WHICH_MONTH,
+    )
+
+
+_MORE_EN = re.compile(r"(?:more|most)")
+
 _RULES = (
     _Rule("percent", _PERCENT_EN, _PERCENT_ZH, _relative),
     _Rule("change", _CHANGE_EN, _CHANGE_ZH, _change),
@@ -107,6 +131,7 @@ _RULES = (
     _Rule("MoM", en.MOM, zh.MOM, lambda p: _two_months(p, 1)),
     _Rule("how many", _HOW_MANY_EN, _HOW_MANY_ZH, _count),
     _Rule("district", _DISTRICT_EN, zh.DISTRICT, _district),
+    _Rule("more", _MORE_EN, None, _ranked),
 )
 
 
