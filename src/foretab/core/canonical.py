@@ -81,7 +81,7 @@ def _place(plan: Plan) -> str:
         each = " each month" if query.each else ""
         return f"{what} of {_list(places)}{each} {when}"
     if op is PlaceOp.EVERY:
-        return f"{what} of every district of {plan.scopes[0].outer} {when}"
+        return f"{what} of every {_inner(plan)} of {plan.scopes[0].outer} {when}"
     if op is PlaceOp.CHANGE:
         if plan.is_past:
             return f"the {relative}change of {what} of {_list(places)} {_from_to(plan)}"
@@ -96,11 +96,12 @@ def _place(plan: Plan) -> str:
             return f"which of {_list(places, 'or')} {move} most ({relative or 'absolute '}change of {what}) {span}"
         return f"which of {_list(places, 'or')} has the {direction} {what[4:]} {when}"
     if op is PlaceOp.RANK:
-        city = plan.scopes[0].outer
+        outer = plan.scopes[0].outer
         if query.n == 1:
-            return f"the district of {city} with the {direction} {what[4:]} {when}"
+            return f"the {_inner(plan)} of {outer} with the {direction} {what[4:]} {when}"
         top = "top" if query.extreme is Extreme.HIGHEST else "bottom"
-        return f"the {top} {query.n} districts of {city} by {what[4:]} {when}"
+        many = plan.wording.groups_plural[0] if plan.wording.groups_plural else "groups"
+        return f"the {top} {query.n} {many} of {outer} by {what[4:]} {when}"
     if op is PlaceOp.WHICH_MONTH:
         return f"the month {when} in which {what} of {places[0]} is {direction}"
     if op is PlaceOp.THRESHOLD:
@@ -109,6 +110,11 @@ def _place(plan: Plan) -> str:
         side = "above" if t.above else "below"
         return f"whether {what} of {places[0]} {when} is {side} {t.value:,.0f}"
     return f"how many {plan.wording.entities} of {_list(places)} have a {_measure(plan)} {_bounds(query)} {when}"
+
+
+def _inner(plan: Plan) -> str:
+    """The inner level's name ("district" in the real-estate schema)."""
+    return plan.wording.groups[0] if plan.wording.groups else "group"
 
 
 def _bounds(query: object) -> str:

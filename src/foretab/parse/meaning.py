@@ -26,6 +26,7 @@ from foretab.core.plan import (
 from foretab.errors import QuestionError
 from foretab.parse.families import range_of, threshold_of
 from foretab.parse.lang import en, zh
+from foretab.parse.phrases import PHRASES
 
 _MONTHS_EN = (
     "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
@@ -44,14 +45,10 @@ _PERCENT_EN = re.compile(r"\bpercent\w*|%|\bper\s+cent\b")
 _PERCENT_ZH = re.compile(r"百分|涨幅|跌幅|增幅|降幅|变化率|变动率|增长率")
 _CHANGE_EN = re.compile(r"\bchange[sd]?\b")
 _CHANGE_ZH = re.compile(r"变化|变动")
-_HOW_MANY_EN = re.compile(
-    r"\bhow\s+many\s+(?:projects|developments|communities)\b|\bnumber\s+of\s+projects\b"
-)
-_HOW_MANY_ZH = re.compile(r"(?:几|多少)个(?:小区|项目|楼盘)")
-_DISTRICT_EN = re.compile(
-    r"\b(?:which|what|top|every|each|all|cheapest|priciest|dearest|most\s+expensive|"
-    r"least\s+expensive|highest|lowest|\d+|two|three|four|five)\s+(?:\w+\s+){0,2}districts?\b"
-)
+_NEVER = r"(?!)"
+_HOW_MANY_EN = re.compile(PHRASES.count_en or _NEVER)
+_HOW_MANY_ZH = re.compile(PHRASES.entity_count_zh or _NEVER)
+_RANKED_INNER_EN = re.compile(PHRASES.ranked_inner_en or _NEVER)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +88,7 @@ def _count(plan: Plan) -> bool:
     return plan.scope is not None and plan.scope.op is ScopeOp.COUNT
 
 
-def _district(plan: Plan) -> bool:
+def _inner_groups(plan: Plan) -> bool:
     return plan.place is not None and plan.place.op in (
         PlaceOp.RANK,
         PlaceOp.EVERY,
@@ -101,7 +98,7 @@ def _district(plan: Plan) -> bool:
 
 
 def _ranked(plan: Plan) -> bool:
-    """ "more" / "most" / 更 / 最 is carried: a comparison, a pick, a ranking, an extreme."""
+    """Whether "more" / "most" is carried: a comparison, a pick, a ranking, an extreme."""
     if plan.comparison is not Comparison.NONE or plan.which_month is not None:
         return True
     if plan.change is not None or _bounded(plan):
@@ -130,7 +127,7 @@ _RULES = (
     _Rule("YoY", en.YOY, zh.YOY, lambda p: _two_months(p, 12)),
     _Rule("MoM", en.MOM, zh.MOM, lambda p: _two_months(p, 1)),
     _Rule("how many", _HOW_MANY_EN, _HOW_MANY_ZH, _count),
-    _Rule("district", _DISTRICT_EN, zh.DISTRICT, _district),
+    _Rule("group", _RANKED_INNER_EN, zh.INNER_WORD, _inner_groups),
     _Rule("more", _MORE_EN, None, _ranked),
 )
 

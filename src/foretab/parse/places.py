@@ -29,12 +29,15 @@ from foretab.errors import QuestionError
 from foretab.parse import vocabulary as vocab
 from foretab.parse.families import extreme_of, range_of, threshold_of, top_n_of
 from foretab.parse.lang import en, zh
+from foretab.parse.phrases import PHRASES
 
 YOY_EN, MOM_EN, YOY_ZH, MOM_ZH = en.YOY, en.MOM, zh.YOY, zh.MOM
-DISTRICT_EN = re.compile(r"\bdistricts?\b")
-DISTRICT_ZH = zh.DISTRICT
-EVERY_EN = re.compile(r"\b(?:every|each|all(?:\s+the)?)\s+districts?\b|\bdistricts?\s+each\b")
-EVERY_ZH = re.compile(r"各区|每个区|各个区")
+_NEVER = r"(?!)"
+INNER_WORD_EN, INNER_WORD_ZH = en.INNER_WORD, zh.INNER_WORD
+EVERY_EN = re.compile(PHRASES.every_inner_en or _NEVER)
+EVERY_ZH = re.compile(PHRASES.every_inner_zh or _NEVER)
+N_INNER_EN = re.compile(PHRASES.n_inner_en or _NEVER)
+N_INNER_ZH = re.compile(PHRASES.n_inner_zh or _NEVER)
 CHANGE_EN = re.compile(
     r"\b(?:change|changed|changes|rise|rose|risen|fall|fell|fallen|increase|increased|"
     r"decrease|decreased|grow|grew|growth|drop|dropped|gain|gained|goes_up|goes_down)\b"
@@ -47,9 +50,11 @@ CHOICE_EN = re.compile(
     r"\bcheaper\b|\bhigher\b|\blower\b|\bor\b"
 )
 CHOICE_ZH = re.compile(r"哪|更高|更低|更贵|更便宜|还是")
-# A question about the places' projects ("哪个小区", "which project"), not the places.
-PROJECT_ZH = re.compile(r"小区|项目|楼盘")
-PROJECT_EN = re.compile(r"\b(?:projects?|developments?|communit(?:y|ies)|estates?)\b")
+# A question about the groups' entities ("which project" / "哪个小区"), not the groups.
+ENTITY_WORD_EN = re.compile(PHRASES.entity_word_en or _NEVER)
+ENTITY_WORD_ZH = re.compile(PHRASES.entity_word_zh or _NEVER)
+ENTITY_COUNT_EN = re.compile(PHRASES.entity_count_en or _NEVER)
+ENTITY_COUNT_ZH = re.compile(PHRASES.entity_count_zh or _NEVER)
 RESPECTIVELY = re.compile(r"\brespectively\b|\beach\s+of\b|各自|分别")
 RISING_EN = re.compile(
     r"\b(?:rise|rises|rose|increase|increases|grow|grows|up|gain|gains|goes_up)\b"
@@ -113,15 +118,15 @@ def place_query_of(
 ) -> PlaceReading | None:
     """The place operation of a question naming only places, or None (a scope family).
 
-    ``children``: the districts of the one city named (for "which district of C").
+    ``children``: the inner groups of the one outer group named ("which district of C").
     """
     rel = ChangeMeasure.RELATIVE if relative(text, zh_) else ChangeMeasure.ABSOLUTE
     yoy = yoy_window(text, zh_, window, reference)
     if yoy is not None:
         return PlaceReading(PlaceQuery(PlaceOp.CHANGE, change=rel), yoy, scopes)
-    district_word = (DISTRICT_ZH if zh_ else DISTRICT_EN).search(text)
-    one_city = len(scopes) == 1 and scopes[0].inner is None
-    if district_word and one_city and children:
+    inner_word = (INNER_WORD_ZH if zh_ else INNER_WORD_EN).search(text)
+    one_outer = len(scopes) == 1 and scopes[0].inner is None
+    if inner_word and one_outer and children:
         if (EVERY_ZH if zh_ else EVERY_EN).search(text):
             return PlaceReading(PlaceQuery(PlaceOp.EVERY, named=True), window, children)
         extreme = extreme_of(text, zh_) or Extreme.HIGHEST
@@ -129,8 +134,8 @@ def place_query_of(
         return PlaceReading(PlaceQuery(PlaceOp.RANK, extreme=extreme, n=n), window, children)
     change_word = (CHANGE_ZH if zh_ else CHANGE_EN).search(text)
     future = window is None or window.last > reference
-    projects_asked = (PROJECT_ZH if zh_ else PROJECT_EN).search(text)
-    if len(scopes) > 1 and not RESPECTIVELY.search(text) and not projects_asked:
+    entities_asked = (ENTITY_WORD_ZH if zh_ else ENTITY_WORD_EN).search(text)
+    if len(scopes) > 1 and not RESPECTIVELY.search(text) and not entities_asked:
         if change_word and (future or (window is not None and len(window.months) > 1)):
             falling = (FALLING_ZH if zh_ else FALLING_EN).search(text)
             extreme = Extreme.LOWEST if falling and not _rising(text, zh_) else Extreme.HIGHEST
@@ -144,7 +149,7 @@ def place_query_of(
         return None
     if len(scopes) != 1:
         return None
-    count = _count_projects(text, zh_)
+    count = (ENTITY_COUNT_ZH if zh_ else ENTITY_COUNT_EN).search(text)
     bounds = range_of(text, zh_)
     if count and bounds is not None:
         threshold = threshold_of(text, zh_)
@@ -202,30 +207,16 @@ def _choice_extreme(text: str, zh_: bool) -> Extreme:
 
 def _count_word(text: str, zh_: bool) -> int | None:
     """N of "the two cheapest districts", "三个区"."""
-    if zh_:
-        m = re.search(r"([一二两三四五六七八九十\d]+)个区", text)
-        if m:
-            from foretab.parse.zh_time import zh_number
-
-            return zh_number(m.group(1))
-        return None
-    words = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
-    m = re.search(r"\b(\d+|two|three|four|five|six|seven|eight)\s+(?:\w+\s+){0,2}districts\b", text)
+    m = (N_INNER_ZH if zh_ else N_INNER_EN).search(text)
     if not m:
         return None
     word = m.group(1)
-    return int(word) if word.isdigit() else words[word]
-
-
-def _count_projects(text: str, zh_: bool) -> bool:
     if zh_:
-        return bool(re.search(r"几个|多少个|项目数|小区数|楼盘数", text))
-    return bool(
-        re.search(
-            r"\bhow\s+many\s+(?:projects|developments|communities)\b|\bnumber\s+of\s+projects\b|\bcount\b",
-            text,
-        )
-    )
+        from foretab.parse.zh_time import zh_number
+
+        return zh_number(word)
+    words = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
+    return int(word) if word.isdigit() else words[word]
 
 
 def en_between(text: str) -> bool:

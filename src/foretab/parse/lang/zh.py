@@ -171,7 +171,7 @@ def comparison(text: str, several: bool, cues: Cues) -> tuple[Comparison, str]:
 # Compositional operations (DESIGN §4.1): read by ``parse.places``.
 YOY = re.compile(r"同比")
 MOM = re.compile(r"环比")
-DISTRICT = re.compile(r"(?:哪个区|哪一个区|哪些区|的区|个区|各区|每个区|各个区)(?!间|域)")
+INNER_WORD = re.compile(PHRASES.inner_word_zh or r"(?!)")
 PERCENT = re.compile(r"百分之几|百分比|百分之多少")
 SO_FAR = re.compile(r"以来")
 
@@ -179,7 +179,7 @@ CUES: tuple[tuple[re.Pattern[str], str], ...] = (
     *CUE_PATTERNS_ZH,
     (YOY, "yoy"),
     (MOM, "mom"),
-    (DISTRICT, "district"),
+    (INNER_WORD, "inner"),
     (PERCENT, "relative"),
     (EACH, "each"),
     (RISE, "rise"),
