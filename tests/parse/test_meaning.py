@@ -63,3 +63,11 @@ def test_the_issue_examples_carry_every_span_in_their_canonical_question(
     text = canonical(plan)
     for word in words:
         assert word in text, (word, text)
+
+
+def test_a_name_read_fuzzily_is_stated(corpus_index: EntityIndex) -> None:
+    q = "What was the price of Greenland Lixang City in Jiangning, Nanjing in May 2021?"
+    plan = parse_question(q, corpus_index, R)
+    assert plan.assumption == "'Greenland Lixang City' was read as Greenland Lixiang City"
+    plan = parse_question(q.replace("Lixang", "Lixiang"), corpus_index, R)
+    assert plan.assumption == ""

@@ -67,7 +67,7 @@ from foretab.parse.phrases import PHRASES
 from foretab.parse.places import PlaceReading, place_query_of, relative, yoy_window
 from foretab.parse.question import read_question
 from foretab.parse.refuse import check_refusals
-from foretab.parse.text import mask
+from foretab.parse.text import mask, normalize
 
 MAX_HORIZON = 12  # months past R a forecast reaches
 
@@ -200,7 +200,30 @@ def parse_question(
         index.wording,
     )  # fmt: skip
     check_meaning(plan, text, named_text, is_zh)
-    return _stated(plan)
+    return _stated(_with_corrections(plan, question, timed.found.mentions, linked))
+
+
+def _with_corrections(
+    plan: Plan, question: str, mentions: Sequence[Mention], linked: Linked
+) -> Plan:
+    """The plan stating a name the linker read fuzzily ("Lixang" as Lixiang): never silent."""
+    exact = {(m.start, m.end) for m in mentions}
+    names = {normalize(ref.name) for ref in linked.entities}
+    read = [
+        question[start:end].strip()
+        for start, end in linked.spans
+        if (start, end) not in exact and normalize(question[start:end]) not in names
+    ]
+    # a part of a name ("Lixiang City") is not a misspelling; another spelling is
+    fuzzy = [r for r in read if not any(normalize(r) in n for n in names)]
+    if not fuzzy or plan.assumption or len(linked.entities) != 1:
+        return plan
+    name = linked.entities[0].display_name(plan.language)
+    if plan.language is Language.ZH:
+        note = f"“{fuzzy[0]}”按{name}回答"
+    else:
+        note = f"'{fuzzy[0]}' was read as {name}"
+    return replace(plan, assumption=note)
 
 
 _RECENT = re.compile(r"recent|lately|最近|近期", re.I)
