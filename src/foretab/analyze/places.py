@@ -164,7 +164,11 @@ def analyze_place(plan: Plan, history: Mapping, future: Mapping) -> Analysis:
                 base, end = _change(plan, scope, s)
                 word = _direction(base, end)
                 answer.append([name, word] if several else [word])
-                parts.append(f"{name} {word} ({base:,.2f} now → {end:,.2f})")
+                if lang is Language.ZH:
+                    said = {"Increase": "上涨", "Decrease": "下跌"}.get(word, "持平")
+                    parts.append(f"{name}{said}（现在 {base:,.2f} → {end:,.2f}）")
+                else:
+                    parts.append(f"{name} {word.lower()} ({base:,.2f} now → {end:,.2f})")
             elif op is PlaceOp.WHICH_MONTH:
                 values = _window(plan, scope, s)
                 pick = max if query.extreme is Extreme.HIGHEST else min
