@@ -203,19 +203,21 @@ def parse_question(
     return _stated(_with_corrections(plan, question, timed.found.mentions, linked))
 
 
+def _loose(name: str) -> str:
+    """A name's letters and digits only, without "and": how spellings of it are compared."""
+    return re.sub(r"\band\b|[^0-9a-z\u4e00-\u9fff]", "", normalize(name))
+
+
 def _with_corrections(
     plan: Plan, question: str, mentions: Sequence[Mention], linked: Linked
 ) -> Plan:
     """The plan stating a name the linker read fuzzily ("Lixang" as Lixiang): never silent."""
     exact = {(m.start, m.end) for m in mentions}
-    names = {normalize(ref.name) for ref in linked.entities}
-    read = [
-        question[start:end].strip()
-        for start, end in linked.spans
-        if (start, end) not in exact and normalize(question[start:end]) not in names
-    ]
-    # a part of a name ("Lixiang City") is not a misspelling; another spelling is
-    fuzzy = [r for r in read if not any(normalize(r) in n for n in names)]
+    names = {_loose(ref.name) for ref in linked.entities}
+    read = [question[start:end].strip() for start, end in linked.spans if (start, end) not in exact]
+    # a part of a name ("Lixiang City") or another writing of it ("Sun and Moon" for
+    # "Sun & Moon") is not a misspelling; "Lixang" is
+    fuzzy = [r for r in read if not any(_loose(r) in n for n in names)]
     if not fuzzy or plan.assumption or len(linked.entities) != 1:
         return plan
     name = linked.entities[0].display_name(plan.language)
