@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from foretab.analyze.places import analyze_place
 from foretab.analyze.probability import check_decision, decide
 from foretab.analyze.scenarios import Copula, using
 from foretab.analyze.scope import analyze_scope
@@ -119,6 +120,8 @@ def analyze(
     ``history`` holds the plan's metric; ``units`` the units sold (scope rankings by units);
     ``scopes`` the outcomes a past scope question's SQL computed (``History.scopes``).
     """
+    if plan.place is not None:
+        return with_assumption(plan, analyze_place(plan, history, future))
     if plan.scopes:
         return with_assumption(plan, analyze_scope(plan, history, future, units or {}, scopes))
     if not plan.entities:

@@ -80,6 +80,8 @@ def decide(
     """
     if not plan.needs_forecast or not forecast.points:
         return point
+    if plan.place is not None:
+        return point  # a place's forecast is the mean of its projects' points (no interval yet)
     if plan.scopes:
         return decide_scope(plan, history, forecast, point, rule)
     if plan.metric is not Metric.VALUE:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from foretab.cli.common import DbOption, exit_on_error
+from foretab.cli.common import ERROR_EXIT_CODE, DbOption, exit_on_error
 from foretab.cli.main import app
 from foretab.cli.options import (
     DEFAULT_DECISION_NAME,
@@ -33,8 +34,20 @@ if TYPE_CHECKING:
 @exit_on_error
 @engine_options
 def ask(
-    question: Annotated[str, typer.Argument(help="The question, in English.")],
+    question: Annotated[
+        str | None, typer.Argument(help="The question, in English or Chinese.")
+    ] = None,
+    *,
     db: DbOption,
+    file: Annotated[
+        Path | None,
+        typer.Option(
+            "--file",
+            help="Answer every question of a file with one warm engine: a .txt (one question "
+            "a line) or a .jsonl (a string or an object with 'question' a line); one line "
+            "out per question (JSON with --json), one error object per failed line.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     future: Annotated[
         str,
@@ -52,7 +65,6 @@ def ask(
         typer.Option(help="Level of the forecast intervals, between 0 and 1 (0.8: 80%)."),
     ] = 0.8,
     decision: DecisionOption = DEFAULT_DECISION_NAME,
-    *,
     engine: EngineChoice,
 ) -> None:
     """Answer a question about past or future prices, with the plan, tables, SQL and answer.
@@ -64,10 +76,17 @@ def ask(
     """
     if future not in ("model", "oracle", "none"):
         raise typer.BadParameter("use model, oracle or none", param_hint="--future")
+    if (question is None) == (file is None):
+        raise typer.BadParameter("give one question, or --file FILE", param_hint="QUESTION")
+    options = _forecast_options(future, model, level, decision)
+    if file is not None:
+        failed = _ask_file(file, db, engine, as_json, future=future, model=model, **options)
+        if failed:
+            raise typer.Exit(ERROR_EXIT_CODE)
+        return
+    assert question is not None
     check_question(question)
-    with open_engine(
-        db, engine, future=future, model=model, **_forecast_options(future, model, level, decision)
-    ) as built:
+    with open_engine(db, engine, future=future, model=model, **options) as built:
         answer = built.ask(question)
     if as_json:
         from foretab.core.schema import dumps
@@ -80,6 +99,9 @@ def ask(
     out.print(cell(f"answer: {json.dumps(answer.answer, ensure_ascii=False)}"))
     details = Table(show_header=False, box=None)
     plan = answer.plan
+    from foretab.core.canonical import canonical
+
+    details.add_row("asked", cell(canonical(plan)))
     details.add_row("task", f"{plan.task.value} ({plan.aggregate.value}, {plan.comparison.value})")
     details.add_row(plan.wording.entities or "entities", cell(_entities_line(plan)))
     details.add_row(
@@ -96,6 +118,64 @@ def ask(
         details.add_row("", cell(line))  # names the projects: text, not markup
     details.add_row("ms", ", ".join(f"{k} {v * 1000:.1f}" for k, v in answer.trace.timings.items()))
     out.print(details)
+
+
+def read_questions(path: Path) -> list[str]:
+    """The questions of a batch file: .jsonl lines (a string or {"question": ...}), else text lines."""
+    from foretab.errors import QuestionError
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise QuestionError(f"cannot read the questions file {str(path)!r}: {error}") from None
+    questions = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        if path.suffix.lower() == ".jsonl":
+            try:
+                item = json.loads(line)
+            except ValueError:
+                raise QuestionError(f"{path.name} line {number} is not JSON") from None
+            text = item.get("question") if isinstance(item, dict) else item
+            if not isinstance(text, str):
+                raise QuestionError(
+                    f"{path.name} line {number}: expected a string or an object with 'question'"
+                )
+            questions.append(text)
+        else:
+            questions.append(line.strip())
+    return questions
+
+
+def _ask_file(path: Path, db: str, engine: EngineChoice, as_json: bool, **options: object) -> int:
+    """Answer each question of ``path`` with one engine; returns how many failed."""
+    from foretab.core.schema import dumps
+    from foretab.errors import ForetabError
+
+    questions = read_questions(path)
+    failed = 0
+    with open_engine(db, engine, **options) as built:
+        for text in questions:
+            try:
+                check_question(text)
+                answer = built.ask(text)
+            except ForetabError as error:
+                failed += 1
+                doc = {"question": text, "error": error.to_dict()}
+                typer.echo(
+                    json.dumps(doc, ensure_ascii=False)
+                    if as_json
+                    else f"{text}\tError: {error.message}"
+                )
+                continue
+            if as_json:
+                typer.echo(dumps(answer.to_doc()))
+            else:
+                typer.echo(
+                    f"{text}\t{json.dumps(answer.answer, ensure_ascii=False)}\t{answer.text}"
+                )
+    return failed
 
 
 def _entities_line(plan: Plan) -> str:

@@ -8,6 +8,7 @@ exit.
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 
@@ -28,6 +29,29 @@ bench_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(bench_app, name="bench")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"foretab {version('foretab')}")
+        except PackageNotFoundError:  # run from a source tree without an install
+            typer.echo("foretab (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Answer natural-language questions over a corpus of time-indexed tables."""
 
 
 def register_commands() -> None:

@@ -229,11 +229,32 @@ def _grouped(
     return wrapper  # type: ignore[return-value]
 
 
+_DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
+
+
+def check_store_file(db: str) -> None:
+    """Refuse, in our words, a ``--db`` file that is not a DuckDB database at all."""
+    import os
+
+    from foretab.errors import StoreError
+
+    if "://" in db or not os.path.isfile(db):
+        return  # a URL, or a missing path: the store layer's own messages say what to do
+    with open(os.path.realpath(db), "rb") as handle:
+        head = handle.read(12)
+    if head[8:12] != _DUCKDB_MAGIC:
+        raise StoreError(
+            f"{db!r} is not a foretab store (not a DuckDB database file); build a store with "
+            f"`foretab ingest CSV --db {db}.duckdb`, or pass a postgresql:// URL as --db"
+        )
+
+
 @contextmanager
 def open_engine(db: str, choice: EngineChoice, **kwargs: Any) -> Iterator[Any]:
     """Build the engine (and its LLM provider), close both afterwards."""
     from foretab.engine import build_engine, provider_for
 
+    check_store_file(db)
     provider = provider_for(choice.kind, choice.llm)
     try:
         built = build_engine(db, choice.kind, llm=provider, **choice.agent_options(), **kwargs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from foretab.core.canonical import canonical
 from foretab.core.plan import Plan, Task
 from foretab.core.schema import (
     AnalyzeStepDoc,
@@ -19,6 +20,7 @@ from foretab.core.schema import (
     LLMCallStepDoc,
     LLMMessageDoc,
     LLMUsageDoc,
+    PlaceQueryDoc,
     PlanDoc,
     PlanStepDoc,
     ReadStepDoc,
@@ -76,6 +78,7 @@ class Answer:
             task=self.task.value,
             answer=self.answer,
             text=self.text,
+            canonical=canonical(self.plan),
             plan=plan_doc(self.plan),
             tables=list(self.trace.tables),
             retrieval=_captions(retrieve),
@@ -142,8 +145,26 @@ def plan_doc(plan: Plan) -> PlanDoc:
         )
         if scope
         else None,
+        place=_place_doc(plan),
         assumption=plan.assumption,
         language=plan.language.value,
+    )
+
+
+def _place_doc(plan: Plan) -> PlaceQueryDoc | None:
+    place = plan.place
+    if place is None:
+        return None
+    t = place.threshold
+    return PlaceQueryDoc(
+        op=place.op.value,
+        change=place.change.value if place.change else None,
+        extreme=place.extreme.value,
+        n=place.n,
+        low=place.low,
+        high=place.high,
+        threshold=ThresholdDoc(above=t.above, value=t.value) if t else None,
+        each=place.each,
     )
 
 

@@ -151,6 +151,45 @@ class ScopeQuery:
             object.__setattr__(self, "high", high)
 
 
+class PlaceOp(StrEnum):
+    """What a question asks of districts or cities as wholes (DESIGN §4.1).
+
+    A place's value for a month is the plain mean of its projects' values that month (the
+    units sold: their sum); the operation then runs on that series.
+    """
+
+    VALUE = "value"  # each place's value (a month, the window's mean, or each month)
+    CHANGE = "change"  # last − first month of the window (YoY / MoM: the two months)
+    DIRECTION = "direction"  # the target vs the value at R: Increase / Decrease / No change
+    COMPARE = "compare"  # several places: the highest / lowest, or the one rising most
+    RANK = "rank"  # the districts of a city ranked: the top / bottom N
+    EVERY = "every"  # every district of a city with its value
+    WHICH_MONTH = "which_month"  # the window's highest / lowest month of one place
+    THRESHOLD = "threshold"  # one place above / below a value: Yes / No
+    COUNT = "count"  # how many of its projects lie in a value range
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceQuery:
+    """A question about places as wholes: ``op`` over each place's monthly series.
+
+    ``each`` lists every month (VALUE); ``change`` is absolute or relative (CHANGE, and
+    COMPARE by change); ``extreme`` and ``n`` rank (COMPARE, RANK, WHICH_MONTH);
+    ``low`` / ``high`` bound COUNT; ``threshold`` is THRESHOLD's; ``named`` prints the
+    places' names beside their values ("compare the average prices of A and B").
+    """
+
+    op: PlaceOp
+    change: ChangeMeasure | None = None
+    extreme: Extreme = Extreme.HIGHEST
+    n: int = 1
+    low: float | None = None
+    high: float | None = None
+    threshold: Threshold | None = None
+    each: bool = False
+    named: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class Threshold:
     """An "above / below V" question: the answer is Yes or No."""
@@ -266,6 +305,7 @@ class Plan:
     threshold: Threshold | None = None  # "above / below V" → Yes / No
     scopes: tuple[ScopeRef, ...] = ()  # scope questions: one item per scope, in order
     scope: ScopeQuery | None = None
+    place: PlaceQuery | None = None  # the scopes asked about as wholes (DESIGN §4.1)
     assumption: str = ""  # a default the planner chose ("no time given: now")
     # The window is "now" (R): a project's value is its current price, the value at R
     # else the latest month before it (docs/design.md §4).
@@ -302,7 +342,7 @@ def _problems(plan: Plan) -> list[str]:
     out: list[str] = []
     words = plan.wording
     one, many = words.entity, words.entities
-    if bool(plan.scopes) != (plan.scope is not None):
+    if bool(plan.scopes) != (plan.scope is not None or plan.place is not None):
         out.append("a scope question needs both its scopes and what to compute over them")
     if plan.scopes and plan.comparison is not Comparison.NONE:
         out.append(f"a scope question cannot also compare named {many}")

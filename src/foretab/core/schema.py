@@ -80,6 +80,19 @@ class ThresholdDoc(Doc):
     value: float
 
 
+class PlaceQueryDoc(Doc):
+    """What a question asks of districts or cities as wholes (DESIGN §4.1)."""
+
+    op: str
+    change: str | None = None
+    extreme: str = "highest"
+    n: int = 1
+    low: float | None = None
+    high: float | None = None
+    threshold: ThresholdDoc | None = None
+    each: bool = False
+
+
 class PlanDoc(Doc):
     """The typed plan the question was parsed into."""
 
@@ -98,6 +111,9 @@ class PlanDoc(Doc):
     threshold: ThresholdDoc | None = None
     scopes: list[ScopeDoc] = []
     scope: ScopeQueryDoc | None = None
+    place: PlaceQueryDoc | None = Field(
+        None, description="the scopes asked about as wholes: the operation on their series"
+    )
     assumption: str = Field("", description="a default chosen for the question (no time given)")
     language: str = "en"
 
@@ -281,6 +297,9 @@ class AnswerDoc(Doc):
     task: str
     answer: list[list[Cell]] = Field(description="the ODTQA-FoRe list format (docs/design.md §4)")
     text: str
+    canonical: str = Field(
+        "", description="the plan rendered back as one question: exactly what was answered"
+    )
     plan: PlanDoc
     tables: list[str]
     retrieval: list[CaptionDoc]

@@ -162,6 +162,21 @@ class Phrasing(_Frozen):
     range_zh: str = ""
     threshold_after_zh: str = ""
     count_zh: str = ""
+    # Groups asked about as wholes (DESIGN §4.1, ``parse.places``): the inner level's word
+    # in a question ("which district"), "every district", "the two cheapest districts",
+    # a ranked inner level (the meaning check), leaf words ("which project": the
+    # question is about the group's entities), and counting the entities.
+    inner_word_en: str = ""
+    inner_word_zh: str = ""
+    every_inner_en: str = ""
+    every_inner_zh: str = ""
+    n_inner_en: str = ""
+    n_inner_zh: str = ""
+    ranked_inner_en: str = ""
+    entity_word_en: str = ""
+    entity_word_zh: str = ""
+    entity_count_en: str = ""
+    entity_count_zh: str = ""
     value_extreme_zh: str = ""
     top_units_zh: str = ""
     zh_after_place: str = ""

@@ -88,6 +88,14 @@ class _Scope:
     ids: list[int] = field(default_factory=list)
 
 
+def _short_zh(alias: str, *suffixes: str) -> str | None:
+    """A Chinese place name without its level suffix (南京市 → 南京), if two characters remain."""
+    for suffix in suffixes:
+        if alias.endswith(suffix) and len(alias) - len(suffix) >= 2:
+            return alias[: -len(suffix)]
+    return None
+
+
 def _place_keys(name: str, aliases: Iterable[str]) -> set[str]:
     keys = {normalize(name)}
     for suffix in PLACE_SUFFIXES:
@@ -134,6 +142,7 @@ class EntityIndex:
         self._normal_names: list[str] = []
         outer_ids: dict[str, int] = {}
         inner_ids: dict[tuple[str, str], int] = {}
+        short_names: list[tuple[str, int]] = []  # districts' Chinese names, for 江宁 / 浦东
         for pid, entry in enumerate(self.entries):
             key = normalize(entry.name)
             self._normal_names.append(key)
@@ -156,6 +165,9 @@ class EntityIndex:
                 for alias in entry.outer_aliases:
                     if has_cjk(alias):
                         self._cjk[alias] = (MentionKind.OUTER, [outer_ids[entry.outer]])
+                        short = _short_zh(alias, "市")
+                        if short and short not in self._cjk:
+                            self._cjk[short] = (MentionKind.OUTER, [outer_ids[entry.outer]])
             place = (entry.outer, entry.inner)
             if place not in inner_ids:
                 inner_ids[place] = len(self.inners)
@@ -166,8 +178,18 @@ class EntityIndex:
                     if has_cjk(alias):
                         kind_ids = self._cjk.setdefault(alias, (MentionKind.INNER, []))
                         kind_ids[1].append(inner_ids[place])
+                        short_names.append((alias, inner_ids[place]))
             self._by_outer[entry.outer].append(pid)
             self._by_inner[place].append(pid)
+        # Short place names as people type them ("江宁", "浦东", "南京"): only where no
+        # full name (a project's, another place's) is spelt the same.
+        full = set(self._cjk)
+        for alias, inner_id in short_names:
+            short = _short_zh(alias, "新区", "区", "县")
+            if short and short not in full:
+                kind_ids = self._cjk.setdefault(short, (MentionKind.INNER, []))
+                if inner_id not in kind_ids[1]:
+                    kind_ids[1].append(inner_id)
         # Every word-prefix of a name: the n-gram scan stops as soon as none continues.
         self._prefixes: set[str] = set()
         for key in [*self._entity_keys, *self._place_keys]:
@@ -210,6 +232,22 @@ class EntityIndex:
         """The scope's projects with their catalog entries, in catalog order."""
         ids = self._by_outer[outer] if inner is None else self._by_inner[(outer, inner)]
         return [(self.refs[i], self.entries[i]) for i in sorted(ids)]
+
+    def close_zh_names(self, word: str, mention: Mention, limit: int = 3) -> list[str]:
+        """Chinese names inside the place ``mention`` names that ``word`` may be a typo of.
+
+        Character similarity (rapidfuzz): "绿地里想城" → 绿地理想城.
+        """
+        refs: list[EntityRef] = []
+        for place_id in mention.ids:
+            if mention.kind is MentionKind.INNER:
+                outer, inner = self.inners[place_id]
+                refs += [ref for ref, _ in self.in_scope(outer, inner)]
+            elif mention.kind is MentionKind.OUTER:
+                refs += [ref for ref, _ in self.in_scope(self.outers[place_id], None)]
+        names = list(dict.fromkeys(ref.name_zh for ref in refs if ref.name_zh))
+        hits = process.extract(word, names, scorer=fuzz.partial_ratio, limit=limit, score_cutoff=60)
+        return [names[index] for _, _, index in hits]
 
     # -- stage 1: exact n-grams ---------------------------------------------------------
 

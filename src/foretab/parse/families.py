@@ -89,6 +89,7 @@ _THRESHOLD_AFTER_ZH = re.compile(PHRASES.threshold_after_zh)
 _CHANGE_ZH = re.compile(
     r"(?:高|低|贵|便宜|涨|跌|多|少)了?多少|相差多少|差多少|差距多大|涨了多少|跌了多少|变化了多少|变动了多少|变化多少|涨幅|跌幅|变化幅度|变化率|增幅|降幅|涨跌"
     r"|(?:增长|上涨|下跌|下降|减少|增加|上升|降低)了?多少"
+    r"|(?:涨|跌|上涨|下跌|变化|增长|下降)了?百分之(?:几|多少)"
 )
 _WHICH_MONTH_ZH = re.compile(r"哪个月|哪一个月|几月|哪月")
 _COUNT_ZH = re.compile(PHRASES.count_zh)
@@ -143,7 +144,7 @@ def read_cues(text: str, zh: bool, metric: Metric) -> Cues:
     if zh:
         found = _CHANGE_ZH.search(text)
         if found:
-            relative = any(w in found.group() for w in ("幅", "率"))
+            relative = any(w in found.group() for w in ("幅", "率", "百分"))
             change = ChangeMeasure.RELATIVE if relative else ChangeMeasure.ABSOLUTE
     elif _CHANGE_EN.search(text) and (
         not _CHOICE_EN.search(text) or re.search(r"\bhow\s+much\b|\bby\s+what\b", text)

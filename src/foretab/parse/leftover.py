@@ -82,7 +82,12 @@ def refuse_unclaimed(question: Question, claims: Claims, lexicon: Lexicon | None
         if question.text[end : s.start].strip(" -"):
             break
         end = s.end
-    part = question.text[first.start : end]
+    start = first.start
+    # "second-hand": the hyphenated word whole, though its first half is a question word
+    joined = re.search(r"[A-Za-z]+-$", question.text[:start])
+    if joined and not question.zh:
+        start = joined.start()
+    part = question.text[start:end]
     if question.zh:
         raise QuestionError(
             f"问题中的“{part}”不是 foretab 能理解的内容（不是项目、地区、时间、指标或问法），"

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from foretab.core.months import Month
 from foretab.core.plan import (
@@ -53,6 +54,7 @@ from foretab.parse.families import (
 from foretab.parse.lang import en, zh
 from foretab.parse.leftover import refuse_unclaimed
 from foretab.parse.lexicon import Lexicon, default_lexicon
+from foretab.parse.meaning import check_meaning
 from foretab.parse.passes import (
     cue_pass,
     entity_pass,
@@ -62,8 +64,10 @@ from foretab.parse.passes import (
     time_pass,
 )
 from foretab.parse.phrases import PHRASES
+from foretab.parse.places import PlaceReading, place_query_of, relative, yoy_window
 from foretab.parse.question import read_question
 from foretab.parse.refuse import check_refusals
+from foretab.parse.text import mask, normalize
 
 MAX_HORIZON = 12  # months past R a forecast reaches
 
@@ -172,11 +176,12 @@ def parse_question(
         _check_horizon(window, reference)
     if linked.entities:
         _check_mixed_scope(question, timed.found.mentions, is_zh, index.wording)
+    named_text = mask(question, list(resolved.claims.of(Pass.ENTITY)))
     if not linked.entities:
         if is_zh:
-            zh.check_leftover(question, list(timed.found.mentions), spans, index.wording)
+            zh.check_leftover(question, list(timed.found.mentions), spans, index.wording, index)
         refuse_unclaimed(read, claims, lexicon)
-        return _scope_plan(
+        plan = _scope_plan(
             question,
             index,
             reference,
@@ -187,11 +192,55 @@ def parse_question(
             is_zh,
             measured.metric,
         )
+        check_meaning(plan, text, named_text, is_zh)
+        return _stated(plan)
     refuse_unclaimed(read, claims, lexicon)
-    return _entity_plan(
+    plan = _entity_plan(
         question, reference, linked.entities, text, window, language, measured.metric,
         index.wording,
     )  # fmt: skip
+    check_meaning(plan, text, named_text, is_zh)
+    return _stated(_with_corrections(plan, question, timed.found.mentions, linked))
+
+
+def _loose(name: str) -> str:
+    """A name's letters and digits only, without "and": how spellings of it are compared."""
+    return re.sub(r"\band\b|[^0-9a-z\u4e00-\u9fff]", "", normalize(name))
+
+
+def _with_corrections(
+    plan: Plan, question: str, mentions: Sequence[Mention], linked: Linked
+) -> Plan:
+    """The plan stating a name the linker read fuzzily ("Lixang" as Lixiang): never silent."""
+    exact = {(m.start, m.end) for m in mentions}
+    names = {_loose(ref.name) for ref in linked.entities}
+    read = [question[start:end].strip() for start, end in linked.spans if (start, end) not in exact]
+    # a part of a name ("Lixiang City") or another writing of it ("Sun and Moon" for
+    # "Sun & Moon") is not a misspelling; "Lixang" is
+    fuzzy = [r for r in read if not any(_loose(r) in n for n in names)]
+    if not fuzzy or plan.assumption or len(linked.entities) != 1:
+        return plan
+    name = linked.entities[0].display_name(plan.language)
+    if plan.language is Language.ZH:
+        note = f"“{fuzzy[0]}”按{name}回答"
+    else:
+        note = f"'{fuzzy[0]}' was read as {name}"
+    return replace(plan, assumption=note)
+
+
+_RECENT = re.compile(r"recent|lately|最近|近期", re.I)
+
+
+def _stated(plan: Plan) -> Plan:
+    """The plan with its default reading of "recently" stated (DESIGN §3: R−2..R)."""
+    if plan.assumption or not _RECENT.search(plan.window.expression):
+        return plan
+    first, last = plan.window.first, plan.window.last
+    if plan.language is Language.ZH:
+        note = f"“{plan.window.expression}”按最近三个月（{first.year}年{first.month}月至{last.year}年{last.month}月）回答"
+    else:
+        note = f"'{plan.window.expression}' is read as the last three months ({first.label} to {last.label})"
+    return replace(plan, assumption=note)
 
 
 def _check_horizon(window: TimeWindow, reference: Month) -> None:
@@ -242,6 +291,11 @@ def _scope_plan(
     metric: Metric,
 ) -> Plan:
     words = index.wording
+    scopes = _scopes(index, mentions, linked)
+    children = _children(index, scopes)
+    reading = place_query_of(text, is_zh, window, reference, metric, scopes, children)
+    if reading is not None:
+        return _place_plan(question, index, reference, reading, metric, is_zh)
     rising = (zh.RISE if is_zh else en.RISE).search(text) or (zh.FALL if is_zh else en.FALL).search(
         text
     )
@@ -252,7 +306,6 @@ def _scope_plan(
             "(`foretab projects --db DB --district D` lists them), or ask for the highest / lowest / "
             f"average {words.value} in the {(words.groups or ('store',))[0]}"
         )
-    scopes = _scopes(index, mentions, linked)
     query = scope_query_of(text, is_zh, metric)
     assumption = ""
     if window is None:
@@ -281,6 +334,53 @@ def _scope_plan(
     )
 
 
+def _children(index: EntityIndex, scopes: tuple[ScopeRef, ...]) -> tuple[ScopeRef, ...]:
+    """The districts of the one city named (for "which district of C"), catalog order."""
+    if len(scopes) != 1 or scopes[0].inner is not None:
+        return ()
+    outer = scopes[0].outer
+    return tuple(
+        ScopeRef(o, i, index.inner_zh.get((o, i), "")) for o, i in index.inners if o == outer
+    )
+
+
+def _place_plan(
+    question: str,
+    index: EntityIndex,
+    reference: Month,
+    reading: PlaceReading,
+    metric: Metric,
+    is_zh: bool,
+) -> Plan:
+    """Places asked about as wholes: their projects are read, the place series computed."""
+    words = index.wording
+    window, assumption = reading.window, ""
+    if window is None:
+        window, assumption = _default_window(reference, False, is_zh)
+    candidates = _candidates(index, reading.scopes, window, reference)
+    if not candidates:
+        where = ", ".join(s.label for s in reading.scopes)
+        raise QuestionError(
+            f"no {words.entity} in {where} has data for {window.first.label}–"
+            f"{window.last.label}; `foretab projects --db DB` lists {words.entities} with their "
+            "months"
+        )
+    past = window.last <= reference
+    return Plan(
+        question=question,
+        reference_month=reference,
+        entities=candidates,
+        window=window,
+        aggregate=Aggregate.VALUE if len(window.months) == 1 else Aggregate.MEAN,
+        task=Task.HISTORY if past else Task.FORECAST,
+        metric=metric,
+        scopes=reading.scopes,
+        place=reading.query,
+        assumption=assumption,
+        language=Language.ZH if is_zh else Language.EN,
+    )
+
+
 def _entity_plan(
     question: str,
     reference: Month,
@@ -295,6 +395,11 @@ def _entity_plan(
     several = len(entities) > 1
     cues = read_cues(text, is_zh, metric)
     change, which_month, threshold = cues.change, cues.which_month, cues.threshold
+    yoy = yoy_window(text, is_zh, window, reference)
+    if yoy is not None:
+        # "the YoY change in December 2021": December 2021 against December 2020
+        window = yoy
+        change = ChangeMeasure.RELATIVE if relative(text, is_zh) else ChangeMeasure.ABSOLUTE
     if is_zh:
         comparison, rest = zh.comparison(text, several, cues)
     else:
@@ -310,6 +415,8 @@ def _entity_plan(
         comparison = Comparison.NONE
     if change is not None and not several and not (is_zh or en.is_yes_no(text)):
         comparison = Comparison.NONE  # "how much will it rise or fall": a number
+    if yoy is not None:
+        comparison = Comparison.NONE
     if comparison is not Comparison.NONE:
         change = None
     measure = (

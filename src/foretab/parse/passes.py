@@ -90,13 +90,22 @@ def _time(
     masked: str, reference: Month, zh: bool
 ) -> tuple[TimeWindow | None, tuple[int, int] | None]:
     if zh:
-        found = find_zh_time(masked, reference)
+        found = find_zh_time(zh_year_digits(masked), reference)
         return (found.window, (found.start, found.end)) if found else (None, None)
     try:
         match = find_time_match(masked, reference)
     except QuestionError:
         return None, None
     return match.window, (match.start, match.end)
+
+
+_ZH_DIGITS = str.maketrans("〇零一二三四五六七八九", "00123456789")
+_ZH_YEAR = re.compile(r"[〇零一二三四五六七八九]{4}(?=年)")
+
+
+def zh_year_digits(text: str) -> str:
+    """二〇二一年 → 2021年: the same length, so the time span's offsets stay the question's."""
+    return _ZH_YEAR.sub(lambda m: m.group().translate(_ZH_DIGITS), text)
 
 
 def link_pass(timed: Timed, index: EntityIndex) -> Resolved:

@@ -177,6 +177,15 @@ def _quarter(m: re.Match[str], r: Month, _: bool) -> Span:
     return start, start + 2
 
 
+def _year_range(m: re.Match[str], r: Month, _: bool) -> Span:
+    return Month(int(m.group("y1")), 1), Month(int(m.group("y2")), 12)
+
+
+def _quarter_range(m: re.Match[str], r: Month, _: bool) -> Span:
+    year = _year_of(m, "y", r)
+    return Month(year, 3 * int(m.group("q1")) - 2), Month(year, 3 * int(m.group("q2")))
+
+
 def _year_edge(m: re.Match[str], r: Month, _: bool) -> Span:
     year = _year_of(m, "y", r)
     month = Month(year, 12) if m.group("e").lower() in ("end", "close") else Month(year, 1)
@@ -309,6 +318,20 @@ _RULES: tuple[_Rule, ...] = (
     _rule(rf"(?P<yrel>{_NEXT}\s+(?:calendar\s+)?year|next\s+calendar\s+year)", _whole_year),
     # "the year ahead" is the coming (calendar) year, like "the coming year".
     _rule(r"(?:the\s+)?year\s+ahead", _fixed_year(1)),
+    # "between 2019 and 2021", "from 2019 to 2021": January of the first to December of the last
+    _rule(
+        rf"(?:from\s+|between\s+)?(?:the\s+years\s+)?(?P<y1>{_YEAR})\s*(?:{_RANGE_TO}|and)\s*"
+        rf"(?P<y2>{_YEAR})(?![\d-])",
+        _year_range,
+    ),
+    # "from Q2 to Q4 2021", "Q2-Q4 2021", "between Q1 and Q3 of 2021"
+    _rule(
+        rf"(?:from\s+|between\s+)?q(?P<q1>[1-4])\s*(?:{_RANGE_TO}|and)\s*q(?P<q2>[1-4])\s*"
+        rf"(?:of\s+)?,?\s*{_yearref('y')}",
+        _quarter_range,
+    ),
+    # "recently", "lately", "in recent months": R−2..R (DESIGN §3; the plan states it)
+    _rule(r"(?:in\s+)?recent\s+months|recently|lately", _fixed(-2, 0)),
     # halves, quarters, edges and first/last months of a year
     _rule(rf"(?:the\s+)?{_HALF_WORD}\s+half\s+(?:of\s+)?{_yearref('y')}", _half),
     _rule(rf"{_yearref('y')}(?:'s|’s)\s+{_HALF_WORD}\s+half", _half),

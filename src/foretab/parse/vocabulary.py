@@ -64,7 +64,7 @@ forecasted figures figure number numbers rough roughly approximately about aroun
 help kindly could you tell let know looking look check find out answer question
 anticipate anticipated projection projections outlook predict predicted likely
 compare contrast difference differ between among versus goes_up goes_down zone area shi qu
-early late mid middle ie eg happen happens happening recorded observed known quoted
+yoy mom early late mid middle ie eg happen happens happening recorded observed known quoted
 """
 
 QUESTION_WORDS: frozenset[str] = frozenset(_WORDS.split()) | set(PHRASES.question_words_en)

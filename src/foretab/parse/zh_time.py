@@ -63,6 +63,20 @@ _REL_MONTH = re.compile(rf"(?P<y>明年|来年|今年|去年|前年)\s*(?:的\s*
 _HALF = re.compile(r"(?P<y>\d{4}\s*年|明年|今年|去年)\s*(?P<h>上|下|前|后)半年")
 _FIRST_N = re.compile(rf"(?P<y>\d{{4}}\s*年|明年|今年)\s*(?:的)?前\s*(?P<n>{NUM})\s*个?月")
 _YEAR = re.compile(r"(?P<y>\d{4})\s*(?:年(?:全年|整年|一整年|度)?|全年)(?!\s*\d{1,2}\s*月)")
+# "2019年到2021年(之间)": January of the first year to December of the last.
+_YEAR_RANGE = re.compile(
+    r"(?:从|自)?(?P<y1>\d{4})\s*年?\s*(?:至|到|-|－|—|~|～)\s*(?P<y2>\d{4})\s*年"
+    r"(?!\s*\d{1,2}\s*月)(?:之间|期间|间)?"
+)
+# "2021年第二季度到第四季度", "2021年Q2至Q4"
+_QUARTER_RANGE = re.compile(
+    r"(?P<y>\d{4}|明年|今年|去年)\s*年?\s*(?:第\s*(?P<q1>[一二三四1-4])\s*季度?|[Qq](?P<q1b>[1-4]))"
+    r"\s*(?:至|到|-|－|—|~|～)\s*(?:第\s*(?P<q2>[一二三四1-4])\s*季度|[Qq](?P<q2b>[1-4]))"
+)
+# "2021年八月", "二〇二一年十二月" (the year's digits normalised before): a month in words.
+_YM_WORDS = re.compile(r"(?P<y>\d{4})\s*年\s*(?P<m>[一二三四五六七八九十]{1,3})\s*月份?")
+# "最近" / "近期" alone: the last three months R−2..R (DESIGN §3, stated in the plan).
+_RECENT = re.compile(r"最近(?!\s*(?:的\s*)?(?:[\d一二三四五六七八九十两]+\s*个月|半年|一年))|近期")
 _RELATIVE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p), kind)
     for p, kind in (
@@ -185,6 +199,19 @@ def find_zh_time(question: str, reference: Month) -> ZhTime | None:
     for m in _YEAR.finditer(question):
         year = int(m.group("y"))
         add(m, Month(year, 1), Month(year, 12))
+    for m in _YEAR_RANGE.finditer(question):
+        add(m, Month(int(m.group("y1")), 1), Month(int(m.group("y2")), 12))
+    for m in _QUARTER_RANGE.finditer(question):
+        year = _year_word(m.group("y"), reference)
+        q1 = zh_number(m.group("q1") or m.group("q1b"))
+        q2 = zh_number(m.group("q2") or m.group("q2b"))
+        add(m, Month(year, 3 * q1 - 2), Month(year, 3 * q2))
+    for m in _YM_WORDS.finditer(question):
+        month = zh_number(m.group("m"))
+        if 1 <= month <= 12:
+            add(m, Month(int(m.group("y")), month), Month(int(m.group("y")), month))
+    for m in _RECENT.finditer(question):
+        add(m, reference - 2, reference)
     for pattern, kind in _RELATIVE:
         for m in pattern.finditer(question):
             add(m, *_relative(kind, m, reference))

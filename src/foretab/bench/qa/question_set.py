@@ -80,3 +80,41 @@ def score_item(item: SetItem, ask: Callable[[str], list[list[Cell]]]) -> ItemRes
     assert item.answer is not None
     ok = same_answer(got, item.answer, item.ordered)
     return ItemResult(item, "right" if ok else "wrong", json.dumps(got, ensure_ascii=False))
+
+
+def miss_kind(result: ItemResult) -> str:
+    """The issue-31 reading of one result: right, refused-wrongly, wrong-number or different-question.
+
+    On exact data (past months, or the oracle future) a wrong answer is never a forecast's
+    error: a same-shaped answer whose numbers differ is ``wrong-number``; any other wrong
+    answer — another shape, other names picked, an answer where a refusal was due, a
+    refusal naming another cause — answered a different question.
+    """
+    if result.outcome == "right":
+        return "right"
+    if result.outcome in ("wrongly-refused", "error"):
+        return "refused-wrongly"
+    want = result.item.answer
+    if want is None or result.outcome == "wrong-cause":
+        return "different-question"
+    try:
+        got = json.loads(result.got)
+    except ValueError:
+        return "different-question"
+    numeric = [
+        isinstance(g, int | float) and isinstance(w, int | float)
+        for grow, wrow in zip(got, want, strict=False)
+        for g, w in zip(grow, wrow, strict=False)
+    ]
+    same_shape = len(got) == len(want) and all(
+        len(g) == len(w) for g, w in zip(got, want, strict=True)
+    )
+    strings_agree = all(
+        _cell(g) == _cell(w)
+        for grow, wrow in zip(got, want, strict=False)
+        for g, w in zip(grow, wrow, strict=False)
+        if not (isinstance(g, int | float) and isinstance(w, int | float))
+    )
+    if same_shape and any(numeric) and strings_agree:
+        return "wrong-number"
+    return "different-question"

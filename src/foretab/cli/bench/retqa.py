@@ -40,7 +40,7 @@ def retqa(
         items = items[:limit]
     with Engine.open(db, future="none") as engine:
         aliases: dict[str, str] = {}
-        for ref in engine.index.refs:
+        for ref in engine.context.index.refs:
             if ref.name_zh:
                 aliases[ref.name] = ref.name_zh
         results = score(items, lambda q: engine.ask(q).answer, lambda n: aliases.get(n, n))

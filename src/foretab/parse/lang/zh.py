@@ -88,7 +88,11 @@ def check_place(read: Question, timed: Timed, index: EntityIndex) -> None:
 
 
 def check_leftover(
-    question: str, mentions: list[Mention], spans: list[tuple[int, int]], words: Wording
+    question: str,
+    mentions: list[Mention],
+    spans: list[tuple[int, int]],
+    words: Wording,
+    index: EntityIndex | None = None,
 ) -> None:
     """Refuse a place name followed by words that are not about the place as a whole."""
     masked = mask(question, spans)
@@ -99,9 +103,12 @@ def check_leftover(
         if rest and not AFTER_PLACE.match(rest):
             name = re.match(f"[{CJK}A-Za-z0-9·]+", rest)
             word = name.group() if name else rest[:6]
+            close = index.close_zh_names(word, mention) if index is not None else []
+            hint = f"; did you mean {'、'.join(close)}?" if close else ""
             raise UnknownEntityError(
                 f"unknown {words.entity} '{word}' in {mention.text}: no {words.entity} of that "
-                f"name; `foretab projects --db DB --search TEXT` finds {words.entities} by name"
+                f"name{hint} `foretab projects --db DB --search TEXT` finds {words.entities} by name",
+                suggestions=tuple(close),
             )
 
 
@@ -161,8 +168,19 @@ def comparison(text: str, several: bool, cues: Cues) -> tuple[Comparison, str]:
     return Comparison.NONE, text
 
 
+# Compositional operations (DESIGN §4.1): read by ``parse.places``.
+YOY = re.compile(r"同比")
+MOM = re.compile(r"环比")
+INNER_WORD = re.compile(PHRASES.inner_word_zh or r"(?!)")
+PERCENT = re.compile(r"百分之几|百分比|百分之多少")
+SO_FAR = re.compile(r"以来")
+
 CUES: tuple[tuple[re.Pattern[str], str], ...] = (
     *CUE_PATTERNS_ZH,
+    (YOY, "yoy"),
+    (MOM, "mom"),
+    (INNER_WORD, "inner"),
+    (PERCENT, "relative"),
     (EACH, "each"),
     (RISE, "rise"),
     (FALL, "fall"),

@@ -1,0 +1,210 @@
+"""The meaning check (DESIGN §4.2): every meaning-changing span is carried by a plan slot.
+
+The passes claim each word of a question; this check is the other half: a claimed word
+that changes the meaning — a percent, a change, YoY / MoM, a threshold, a value range,
+"how many", "which district", a year or a month — must be consumed by the plan that was
+built. A span the plan does not carry would be dropped silently and the answer would
+answer another question, so the question is refused instead, naming the span and what was
+read. The plan's canonical question (``core.canonical``) then carries every such span.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from foretab.core.canonical import canonical
+from foretab.core.months import Month
+from foretab.core.plan import (
+    ChangeMeasure,
+    Comparison,
+    PlaceOp,
+    Plan,
+    ScopeOp,
+)
+from foretab.errors import QuestionError
+from foretab.parse.families import range_of, threshold_of
+from foretab.parse.lang import en, zh
+from foretab.parse.phrases import PHRASES
+
+_MONTHS_EN = (
+    "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    "sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+)
+_MONTH_NUMBER = {
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
+    "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12,
+}  # fmt: skip
+_MONTH_YEAR_EN = re.compile(rf"\b({_MONTHS_EN})\.?\s+(?:of\s+)?((?:19|20)\d\d)\b")
+_MONTH_YEAR_ZH = re.compile(r"((?:19|20)\d\d)\s*年\s*(\d{1,2})\s*月")
+# Years a question asks about (2010s–2030s: "above 2000 units" is a value, not a year).
+_YEAR = re.compile(r"(?<![\d.,])(20[1-3]\d)(?![\d.,])")
+
+_PERCENT_EN = re.compile(r"\bpercent\w*|%|\bper\s+cent\b")
+_PERCENT_ZH = re.compile(r"百分|涨幅|跌幅|增幅|降幅|变化率|变动率|增长率")
+_CHANGE_EN = re.compile(r"\bchange[sd]?\b")
+_CHANGE_ZH = re.compile(r"变化|变动")
+_NEVER = r"(?!)"
+_HOW_MANY_EN = re.compile(PHRASES.count_en or _NEVER)
+_HOW_MANY_ZH = re.compile(PHRASES.entity_count_zh or _NEVER)
+_RANKED_INNER_EN = re.compile(PHRASES.ranked_inner_en or _NEVER)
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """A span kind: its pattern per language and whether a plan consumes it."""
+
+    name: str
+    en: re.Pattern[str] | None
+    zh: re.Pattern[str] | None
+    consumed: Callable[[Plan], bool]
+
+
+def _relative(plan: Plan) -> bool:
+    if plan.place is not None:
+        return plan.place.change is ChangeMeasure.RELATIVE
+    if plan.change is ChangeMeasure.RELATIVE:
+        return True
+    return plan.measure is ChangeMeasure.RELATIVE and plan.comparison is not Comparison.NONE
+
+
+def _change(plan: Plan) -> bool:
+    if plan.place is not None:
+        return plan.place.op in (PlaceOp.CHANGE, PlaceOp.DIRECTION) or (
+            plan.place.op is PlaceOp.COMPARE and plan.place.change is not None
+        )
+    return plan.change is not None or plan.comparison is not Comparison.NONE
+
+
+def _two_months(plan: Plan, gap: int) -> bool:
+    months = plan.window.months
+    return len(months) == 2 and months[1].minus(months[0]) == gap and _change(plan)
+
+
+def _count(plan: Plan) -> bool:
+    if plan.place is not None:
+        return plan.place.op is PlaceOp.COUNT
+    return plan.scope is not None and plan.scope.op is ScopeOp.COUNT
+
+
+def _inner_groups(plan: Plan) -> bool:
+    return plan.place is not None and plan.place.op in (
+        PlaceOp.RANK,
+        PlaceOp.EVERY,
+        PlaceOp.COMPARE,
+        PlaceOp.VALUE,
+    )
+
+
+def _ranked(plan: Plan) -> bool:
+    """Whether "more" / "most" is carried: a comparison, a pick, a ranking, an extreme."""
+    if plan.comparison is not Comparison.NONE or plan.which_month is not None:
+        return True
+    if plan.change is not None or _bounded(plan):
+        return True  # "how much more", "more than 500 units"
+    if plan.aggregate.value in ("max", "min"):
+        return True
+    if plan.scope is not None and plan.scope.op in (
+        ScopeOp.PICK,
+        ScopeOp.TOP,
+        ScopeOp.TOP_THEN_PICK,
+        ScopeOp.FILTER_THEN_PICK,
+    ):
+        return True
+    return plan.place is not None and plan.place.op in (
+        PlaceOp.COMPARE,
+        PlaceOp.RANK,
+        PlaceOp.WHICH_MONTH,
+    )
+
+
+_MORE_EN = re.compile(r"(?:more|most)")
+
+_RULES = (
+    _Rule("percent", _PERCENT_EN, _PERCENT_ZH, _relative),
+    _Rule("change", _CHANGE_EN, _CHANGE_ZH, _change),
+    _Rule("YoY", en.YOY, zh.YOY, lambda p: _two_months(p, 12)),
+    _Rule("MoM", en.MOM, zh.MOM, lambda p: _two_months(p, 1)),
+    _Rule("how many", _HOW_MANY_EN, _HOW_MANY_ZH, _count),
+    _Rule("group", _RANKED_INNER_EN, zh.INNER_WORD, _inner_groups),
+    _Rule("more", _MORE_EN, None, _ranked),
+)
+
+
+def _bounded(plan: Plan) -> bool:
+    """A threshold or a value range is carried by a plan slot."""
+    if plan.threshold is not None:
+        return True
+    if plan.scope is not None and (plan.scope.low is not None or plan.scope.high is not None):
+        return True
+    place = plan.place
+    return place is not None and (
+        place.threshold is not None or place.low is not None or place.high is not None
+    )
+
+
+def check_meaning(plan: Plan, cue_text: str, named_text: str, zh_: bool) -> None:
+    """Refuse ``plan`` when a meaning-changing span of the question is not in it.
+
+    ``cue_text``: the question with names and time masked (the cue words); ``named_text``:
+    with only the names masked (the time words, for the months asked about).
+    """
+    for rule in _RULES:
+        pattern = rule.zh if zh_ else rule.en
+        found = pattern.search(cue_text) if pattern is not None else None
+        if found and not rule.consumed(plan):
+            _refuse(plan, found.group().strip(), zh_)
+    bounds = threshold_of(cue_text, zh_) or range_of(cue_text, zh_)
+    if bounds is not None and not _bounded(plan):
+        found = re.search(r"\d[\d,.]*\s*(?:万|k\b)?", cue_text)
+        _refuse(plan, found.group().strip() if found else "the value range", zh_)
+    _check_months(plan, named_text, zh_)
+
+
+def _check_months(plan: Plan, text: str, zh_: bool) -> None:
+    """Every month and year the question names lies inside the months the plan reads."""
+    first, last = plan.window.first, plan.window.last
+    if plan.current:
+        first = Month(1900, 1)  # "now": the latest month before R may be earlier
+    lowered = text.lower()
+    if zh_:
+        named = [(m.group(), Month(int(m.group(1)), int(m.group(2)))) for m in _MONTH_YEAR_ZH.finditer(text) if 1 <= int(m.group(2)) <= 12]  # fmt: skip
+    else:
+        named = [
+            (m.group(), Month(int(m.group(2)), _MONTH_NUMBER[m.group(1)[:3]]))
+            for m in _MONTH_YEAR_EN.finditer(lowered)
+        ]
+    for span, month in named:
+        if not first <= month <= last:
+            _refuse_time(plan, span, zh_)
+    for m in _YEAR.finditer(lowered):
+        year = int(m.group(1))
+        if not first.year <= year <= last.year:
+            _refuse_time(plan, m.group(), zh_)
+
+
+def _refuse(plan: Plan, span: str, zh_: bool) -> None:
+    read = canonical(plan)
+    if zh_:
+        raise QuestionError(
+            f"问题中的“{span}”没有被计划用上（读成了：{read}），按它回答会答成另一个问题；"
+            "请换一种问法，或去掉它后再问"
+        )
+    raise QuestionError(
+        f"the question's '{span}' is not carried by the plan (it was read as: {read}); "
+        "answering would answer another question — rephrase it or ask without it"
+    )
+
+
+def _refuse_time(plan: Plan, span: str, zh_: bool) -> None:
+    read = canonical(plan)
+    if zh_:
+        raise QuestionError(
+            f"问题中的时间“{span}”不在读出的月份之内（读成了：{read}）；请换一种时间写法再问"
+        )
+    raise QuestionError(
+        f"the question's time '{span}' lies outside the months read (it was read as: {read}); "
+        "answering would answer another question — write the time another way "
+        "('from January 2019 to December 2021')"
+    )

@@ -1,0 +1,256 @@
+"""Questions about districts and cities as wholes, and YoY / MoM (DESIGN §3, §4.1).
+
+``place_query_of`` reads, from the cue text of a question that names places but no
+projects, the operation asked of the places' own series (``PlaceQuery``): a change, a
+direction, a comparison of two places, a ranking of a city's districts, every district of
+a city, a count of projects in a value range, a threshold, which month. ``None`` leaves
+the question to the project-scope families (the highest project, the mean of the
+projects, top N, ...). ``yoy_window`` turns "YoY" / 同比 / "MoM" / 环比 into the two
+months compared.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from foretab.core.months import Month
+from foretab.core.plan import (
+    ChangeMeasure,
+    Extreme,
+    Metric,
+    PlaceOp,
+    PlaceQuery,
+    ScopeRef,
+    Threshold,
+    TimeWindow,
+)
+from foretab.errors import QuestionError
+from foretab.parse import vocabulary as vocab
+from foretab.parse.families import extreme_of, range_of, threshold_of, top_n_of
+from foretab.parse.lang import en, zh
+from foretab.parse.phrases import PHRASES
+
+YOY_EN, MOM_EN, YOY_ZH, MOM_ZH = en.YOY, en.MOM, zh.YOY, zh.MOM
+_NEVER = r"(?!)"
+INNER_WORD_EN, INNER_WORD_ZH = en.INNER_WORD, zh.INNER_WORD
+EVERY_EN = re.compile(PHRASES.every_inner_en or _NEVER)
+EVERY_ZH = re.compile(PHRASES.every_inner_zh or _NEVER)
+N_INNER_EN = re.compile(PHRASES.n_inner_en or _NEVER)
+N_INNER_ZH = re.compile(PHRASES.n_inner_zh or _NEVER)
+CHANGE_EN = re.compile(
+    r"\b(?:change|changed|changes|rise|rose|risen|fall|fell|fallen|increase|increased|"
+    r"decrease|decreased|grow|grew|growth|drop|dropped|gain|gained|goes_up|goes_down)\b"
+)
+CHANGE_ZH = re.compile(r"变化|变动|涨|跌|增长|下降|上升|下跌|上涨|增幅|降幅")
+COMPARE_EN = re.compile(r"\bcompare\b|\bcomparison\b")
+COMPARE_ZH = re.compile(r"比较|对比")
+CHOICE_EN = re.compile(
+    r"\bwhich\b|\bwhether\b|\bmore\s+expensive\b|\bless\s+expensive\b|\bpricier\b|\bdearer\b|"
+    r"\bcheaper\b|\bhigher\b|\blower\b|\bor\b"
+)
+CHOICE_ZH = re.compile(r"哪|更高|更低|更贵|更便宜|还是")
+# A question about the groups' entities ("which project" / "哪个小区"), not the groups.
+ENTITY_WORD_EN = re.compile(PHRASES.entity_word_en or _NEVER)
+ENTITY_WORD_ZH = re.compile(PHRASES.entity_word_zh or _NEVER)
+ENTITY_COUNT_EN = re.compile(PHRASES.entity_count_en or _NEVER)
+ENTITY_COUNT_ZH = re.compile(PHRASES.entity_count_zh or _NEVER)
+RESPECTIVELY = re.compile(r"\brespectively\b|\beach\s+of\b|各自|分别")
+RISING_EN = re.compile(
+    r"\b(?:rise|rises|rose|increase|increases|grow|grows|up|gain|gains|goes_up)\b"
+)
+FALLING_EN = re.compile(
+    r"\b(?:fall|falls|fell|drop|drops|decrease|decreases|down|cheaper|decline|goes_down)\b"
+)
+FALLING_ZH = re.compile(r"跌|降|下降|下跌|便宜")
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceReading:
+    """What ``place_query_of`` read: the query, and the window / places it asks about."""
+
+    query: PlaceQuery
+    window: TimeWindow | None
+    scopes: tuple[ScopeRef, ...]
+
+
+def yoy_window(
+    text: str, zh_: bool, window: TimeWindow | None, reference: Month
+) -> TimeWindow | None:
+    """The two months a YoY / MoM question compares (the month named, else R), or None."""
+    yoy = (YOY_ZH if zh_ else YOY_EN).search(text)
+    mom = (MOM_ZH if zh_ else MOM_EN).search(text)
+    if not (yoy or mom):
+        return None
+    word = (yoy or mom).group() if zh_ else ("YoY" if yoy else "MoM")  # type: ignore[union-attr]
+    if window is not None and len(window.months) > 1:
+        # Annual means against the year before, or the window's last month? Not guessed.
+        if zh_:
+            raise QuestionError(
+                f"“{word}”比较的是某一个月与{'上年同月' if yoy else '上个月'}；"
+                f"“{window.expression}”有多个月，请指明一个月（如 2021年12月{word}）"
+            )
+        raise QuestionError(
+            f"'{word}' compares one month with {'the same month a year earlier' if yoy else 'the month before'}; "
+            f"'{window.expression}' spans several months — name one month ('{word} in December 2021')"
+        )
+    month = window.last if window is not None else reference
+    first = month - 12 if yoy else month - 1
+    expression = f"{window.expression} {word}".strip() if window else word
+    return TimeWindow(first, month, expression, only=(first, month))
+
+
+def relative(text: str, zh_: bool) -> bool:
+    """Percent / rate wording: the change is relative."""
+    if zh_:
+        return bool(re.search(vocab.RELATIVE_ZH + r"|百分之|百分比|涨幅|跌幅|增幅|降幅", text))
+    return bool(en.RELATIVE.search(text) or re.search(r"percent|%", text))
+
+
+def place_query_of(
+    text: str,
+    zh_: bool,
+    window: TimeWindow | None,
+    reference: Month,
+    metric: Metric,
+    scopes: tuple[ScopeRef, ...],
+    children: tuple[ScopeRef, ...],
+) -> PlaceReading | None:
+    """The place operation of a question naming only places, or None (a scope family).
+
+    ``children``: the inner groups of the one outer group named ("which district of C").
+    """
+    rel = ChangeMeasure.RELATIVE if relative(text, zh_) else ChangeMeasure.ABSOLUTE
+    yoy = yoy_window(text, zh_, window, reference)
+    if yoy is not None:
+        return PlaceReading(PlaceQuery(PlaceOp.CHANGE, change=rel), yoy, scopes)
+    inner_word = (INNER_WORD_ZH if zh_ else INNER_WORD_EN).search(text)
+    one_outer = len(scopes) == 1 and scopes[0].inner is None
+    if inner_word and one_outer and children:
+        if (EVERY_ZH if zh_ else EVERY_EN).search(text):
+            return PlaceReading(PlaceQuery(PlaceOp.EVERY, named=True), window, children)
+        extreme = extreme_of(text, zh_) or Extreme.HIGHEST
+        n = top_n_of(text, zh_) or _count_word(text, zh_) or 1
+        return PlaceReading(PlaceQuery(PlaceOp.RANK, extreme=extreme, n=n), window, children)
+    change_word = (CHANGE_ZH if zh_ else CHANGE_EN).search(text)
+    future = window is None or window.last > reference
+    entities_asked = (ENTITY_WORD_ZH if zh_ else ENTITY_WORD_EN).search(text)
+    if len(scopes) > 1 and not RESPECTIVELY.search(text) and not entities_asked:
+        if change_word and (future or (window is not None and len(window.months) > 1)):
+            falling = (FALLING_ZH if zh_ else FALLING_EN).search(text)
+            extreme = Extreme.LOWEST if falling and not _rising(text, zh_) else Extreme.HIGHEST
+            query = PlaceQuery(PlaceOp.COMPARE, change=rel, extreme=extreme)
+            return PlaceReading(query, window, scopes)
+        if (COMPARE_ZH if zh_ else COMPARE_EN).search(text):
+            return PlaceReading(PlaceQuery(PlaceOp.VALUE, named=True), window, scopes)
+        if (CHOICE_ZH if zh_ else CHOICE_EN).search(text):
+            extreme = extreme_of(text, zh_) or _choice_extreme(text, zh_)
+            return PlaceReading(PlaceQuery(PlaceOp.COMPARE, extreme=extreme), window, scopes)
+        return None
+    if len(scopes) != 1:
+        return None
+    count = (ENTITY_COUNT_ZH if zh_ else ENTITY_COUNT_EN).search(text)
+    bounds = range_of(text, zh_)
+    if count and bounds is not None:
+        threshold = threshold_of(text, zh_)
+        between = en_between(text) if not zh_ else zh_between(text)
+        if threshold is not None and not between:
+            return PlaceReading(PlaceQuery(PlaceOp.COUNT, threshold=threshold), window, scopes)
+        low, high = bounds
+        return PlaceReading(PlaceQuery(PlaceOp.COUNT, low=low, high=high), window, scopes)
+    if _which_month(text, zh_) and window is not None and len(window.months) > 1:
+        extreme = extreme_of(text, zh_) or Extreme.HIGHEST
+        return PlaceReading(PlaceQuery(PlaceOp.WHICH_MONTH, extreme=extreme), window, scopes)
+    threshold = threshold_of(text, zh_)
+    if threshold is not None and _yes_no(text, zh_) and not count:
+        return PlaceReading(PlaceQuery(PlaceOp.THRESHOLD, threshold=threshold), window, scopes)
+    if change_word:
+        how_much = _how_much(text, zh_)
+        if (
+            not future
+            and window is not None
+            and len(window.months) > 1
+            and (how_much or rel is ChangeMeasure.RELATIVE)
+        ):
+            return PlaceReading(PlaceQuery(PlaceOp.CHANGE, change=rel), window, scopes)
+        if future and how_much:
+            window = window or _next(reference)
+            return PlaceReading(PlaceQuery(PlaceOp.CHANGE, change=rel), window, scopes)
+        if future and metric is Metric.VALUE:
+            return PlaceReading(PlaceQuery(PlaceOp.DIRECTION), window or _next(reference), scopes)
+    if (
+        window is not None
+        and len(window.months) > 1
+        and (zh.EACH.search(text) if zh_ else en.EACH.search(en.WEAK_EACH.sub(" ", text)))
+        and metric is Metric.VALUE
+    ):
+        return PlaceReading(PlaceQuery(PlaceOp.VALUE, each=True), window, scopes)
+    return None
+
+
+def _next(reference: Month) -> TimeWindow:
+    return TimeWindow(reference + 1, reference + 1, "")
+
+
+def _rising(text: str, zh_: bool) -> bool:
+    if zh_:
+        return bool(re.search(r"涨|上升|增长", text))
+    return bool(RISING_EN.search(text))
+
+
+def _choice_extreme(text: str, zh_: bool) -> Extreme:
+    if zh_:
+        return Extreme.LOWEST if re.search(r"更低|更便宜|低", text) else Extreme.HIGHEST
+    low = re.search(r"\bcheaper\b|\blower\b|\bless\s+expensive\b|\bcheapest\b", text)
+    return Extreme.LOWEST if low else Extreme.HIGHEST
+
+
+def _count_word(text: str, zh_: bool) -> int | None:
+    """N of "the two cheapest districts", "三个区"."""
+    m = (N_INNER_ZH if zh_ else N_INNER_EN).search(text)
+    if not m:
+        return None
+    word = m.group(1)
+    if zh_:
+        from foretab.parse.zh_time import zh_number
+
+        return zh_number(word)
+    words = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
+    return int(word) if word.isdigit() else words[word]
+
+
+def en_between(text: str) -> bool:
+    return bool(re.search(r"\bbetween\s+[\d,.]+k?\s+and\s+[\d,.]+", text))
+
+
+def zh_between(text: str) -> bool:
+    return bool(re.search(r"\d+\s*(?:万)?\s*(?:至|到|-|~)\s*\d+", text))
+
+
+def _which_month(text: str, zh_: bool) -> bool:
+    if zh_:
+        return bool(re.search(r"哪个月|哪一个月|几月|哪月", text))
+    return bool(re.search(r"\bwhich\s+month\b|\bwhat\s+month\b|\bin\s+which\s+month\b", text))
+
+
+def _yes_no(text: str, zh_: bool) -> bool:
+    if zh_:
+        return bool(re.search(r"吗|是否|有没有", text))
+    return bool(_YES_NO_EN.search(text)) or en.is_yes_no(text)
+
+
+_YES_NO_EN = re.compile(r"^\s*(?:was|were|did|has|had|is|are|will|would|does|do)\b|\bwhether\b")
+
+
+def _how_much(text: str, zh_: bool) -> bool:
+    if zh_:
+        return bool(re.search(r"多少|几|幅|率|百分", text))
+    return bool(
+        re.search(
+            r"\bhow\s+much\b|\bby\s+what\b|\bby\s+how\s+much\b|\bwhat\s+(?:was|is|will\s+be)\b|\bpercent|\bchange\b",
+            text,
+        )
+    )
+
+
+__all__ = ["PlaceReading", "Threshold", "place_query_of", "relative", "yoy_window"]

@@ -1,0 +1,73 @@
+"""The meaning check (DESIGN §4.2): a span the plan does not carry is refused, naming it.
+
+Each question below would otherwise be answered as a neighbouring question (the span
+dropped); the refusal names the span and the canonical question that was read.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from foretab.core.canonical import canonical
+from foretab.core.months import Month
+from foretab.core.plan import PlaceOp
+from foretab.errors import QuestionError
+from foretab.parse.entities import EntityIndex
+from foretab.parse.parser import parse_question
+
+R = Month(2021, 12)
+GL = "Greenland Lixiang City in Jiangning, Nanjing"
+
+
+@pytest.mark.parametrize(
+    ("question", "span"),
+    [
+        (f"What was the price of {GL} in March 2021 vs 2019?", "'2019'"),
+        (f"What was the price of {GL} in 2021 compared with 2019?", "'2019'"),
+        ("Which projects in Jiangning, Nanjing rose more than 10 percent in 2021?", "'10'"),
+        ("How many districts of Nanjing were above 30000 in December 2021?", "'30000'"),
+        ("2021年12月南京哪个区均价最高，和2019年比呢？", "2019"),
+    ],
+)
+def test_a_dropped_span_is_refused_naming_it(
+    corpus_index: EntityIndex, question: str, span: str
+) -> None:
+    with pytest.raises(QuestionError, match=span):
+        parse_question(question, corpus_index, R)
+
+
+@pytest.mark.parametrize(
+    ("question", "op", "words"),
+    [
+        ("Which district of Wuhan had the highest average price in December 2021?", PlaceOp.RANK,
+         ("district of Wuhan", "highest", "December 2021")),
+        ("How many projects in Huadu were above 15000 in Dec 2021?", PlaceOp.COUNT,
+         ("how many", "above 15,000", "December 2021")),
+        ("How much did the average price in Jiangning change from Dec 2020 to Dec 2021?",
+         PlaceOp.CHANGE, ("change", "Jiangning District", "December 2020 to December 2021")),
+        ("percent change in average price of Pudong between Jan 2021 and Dec 2021",
+         PlaceOp.CHANGE, ("percent change", "Pudong New Area")),
+        ("most expensive district in shanghai last month", PlaceOp.RANK,
+         ("district of Shanghai", "highest", "November 2021")),
+        ("Which was more expensive on average in 2021, Jiangning or Jianye?", PlaceOp.COMPARE,
+         ("Jiangning District", "Jianye District", "highest")),
+        ("Will the average price in Jiangning, Nanjing rise or fall next month?",
+         PlaceOp.DIRECTION, ("rises or falls", "January 2022")),
+    ],
+)  # fmt: skip
+def test_the_issue_examples_carry_every_span_in_their_canonical_question(
+    corpus_index: EntityIndex, question: str, op: PlaceOp, words: tuple[str, ...]
+) -> None:
+    plan = parse_question(question, corpus_index, R)
+    assert plan.place is not None and plan.place.op is op
+    text = canonical(plan)
+    for word in words:
+        assert word in text, (word, text)
+
+
+def test_a_name_read_fuzzily_is_stated(corpus_index: EntityIndex) -> None:
+    q = "What was the price of Greenland Lixang City in Jiangning, Nanjing in May 2021?"
+    plan = parse_question(q, corpus_index, R)
+    assert plan.assumption == "'Greenland Lixang City' was read as Greenland Lixiang City"
+    plan = parse_question(q.replace("Lixang", "Lixiang"), corpus_index, R)
+    assert plan.assumption == ""
