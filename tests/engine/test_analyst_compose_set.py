@@ -1,7 +1,7 @@
 """The blind compositional set (``tests/fixtures/questions/analyst_compose.json``, issue 31).
 
 117 questions, English and Chinese, over every subject kind (project, district, city, every
-district of a city), measure, operation and time of DESIGN §4.1, with the issue's failure
+district of a city), measure, operation and time of docs/design.md §4.1, with the issue's failure
 examples among them; answers computed with pandas (``analyst_compose_build.py``) before
 any rule of issue 31 was changed. Scored on the oracle future, so every miss is a planning
 or analysis miss. ``scripts/score_question_set.py`` prints the reading of each miss.

@@ -1,4 +1,4 @@
-"""The composition matrix (issue 31, DESIGN §4.1): subject × measure × operation × time.
+"""The composition matrix (issue 31, docs/design.md §4.1): subject × measure × operation × time.
 
 Every cell is asked in English and Chinese on the real corpus (R = 2021-12, future months
 on the oracle: exact values) and its gold is computed here with pandas from the CSV —

@@ -1,4 +1,4 @@
-"""Time as people type it (issue 31, DESIGN §3): each expression with its window (R = 2021-12).
+"""Time as people type it (issue 31, docs/design.md §3): each expression with its window (R = 2021-12).
 
 "between 2019 and 2021", "from Q2 to Q4 2021", "H1", "so far this year", "recently"
 (R−2..R, stated in the plan), YoY / MoM (the month against the same month a year earlier /

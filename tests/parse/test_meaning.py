@@ -1,4 +1,4 @@
-"""The meaning check (DESIGN §4.2): a span the plan does not carry is refused, naming it.
+"""The meaning check (docs/design.md §4.2): a span the plan does not carry is refused, naming it.
 
 Each question below would otherwise be answered as a neighbouring question (the span
 dropped); the refusal names the span and the canonical question that was read.

@@ -1,4 +1,4 @@
-"""Districts and cities asked about as wholes (DESIGN §4.1, ``Plan.place``).
+"""Districts and cities asked about as wholes (docs/design.md §4.1, ``Plan.place``).
 
 A place's value for a month is the plain mean of its candidate projects' rounded values
 that month (units sold: their sum). The operation then runs on that series exactly as on

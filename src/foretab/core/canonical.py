@@ -1,4 +1,4 @@
-"""The plan rendered back as one canonical question (DESIGN §4.2).
+"""The plan rendered back as one canonical question (docs/design.md §4.2).
 
 Every answer carries it (trace, ``--json`` field ``canonical``) so a reader sees exactly
 what was answered: the subject, the measure, the operation and the time, each from its

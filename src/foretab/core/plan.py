@@ -152,7 +152,7 @@ class ScopeQuery:
 
 
 class PlaceOp(StrEnum):
-    """What a question asks of districts or cities as wholes (DESIGN §4.1).
+    """What a question asks of districts or cities as wholes (docs/design.md §4.1).
 
     A place's value for a month is the plain mean of its projects' values that month (the
     units sold: their sum); the operation then runs on that series.
@@ -305,7 +305,7 @@ class Plan:
     threshold: Threshold | None = None  # "above / below V" → Yes / No
     scopes: tuple[ScopeRef, ...] = ()  # scope questions: one item per scope, in order
     scope: ScopeQuery | None = None
-    place: PlaceQuery | None = None  # the scopes asked about as wholes (DESIGN §4.1)
+    place: PlaceQuery | None = None  # the scopes asked about as wholes (docs/design.md §4.1)
     assumption: str = ""  # a default the planner chose ("no time given: now")
     # The window is "now" (R): a project's value is its current price, the value at R
     # else the latest month before it (docs/design.md §4).

@@ -81,7 +81,7 @@ class ThresholdDoc(Doc):
 
 
 class PlaceQueryDoc(Doc):
-    """What a question asks of districts or cities as wholes (DESIGN §4.1)."""
+    """What a question asks of districts or cities as wholes (docs/design.md §4.1)."""
 
     op: str
     change: str | None = None

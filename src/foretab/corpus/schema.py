@@ -162,7 +162,7 @@ class Phrasing(_Frozen):
     range_zh: str = ""
     threshold_after_zh: str = ""
     count_zh: str = ""
-    # Groups asked about as wholes (DESIGN §4.1, ``parse.places``): the inner level's word
+    # Groups asked about as wholes (docs/design.md §4.1, ``parse.places``): the inner level's word
     # in a question ("which district"), "every district", "the two cheapest districts",
     # a ranked inner level (the meaning check), leaf words ("which project": the
     # question is about the group's entities), and counting the entities.

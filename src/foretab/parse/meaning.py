@@ -1,4 +1,4 @@
-"""The meaning check (DESIGN §4.2): every meaning-changing span is carried by a plan slot.
+"""The meaning check (docs/design.md §4.2): every meaning-changing span is carried by a plan slot.
 
 The passes claim each word of a question; this check is the other half: a claimed word
 that changes the meaning — a percent, a change, YoY / MoM, a threshold, a value range,

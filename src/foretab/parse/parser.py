@@ -232,7 +232,7 @@ _RECENT = re.compile(r"recent|lately|最近|近期", re.I)
 
 
 def _stated(plan: Plan) -> Plan:
-    """The plan with its default reading of "recently" stated (DESIGN §3: R−2..R)."""
+    """The plan with its default reading of "recently" stated (docs/design.md §3: R−2..R)."""
     if plan.assumption or not _RECENT.search(plan.window.expression):
         return plan
     first, last = plan.window.first, plan.window.last

@@ -1,4 +1,4 @@
-"""Questions about districts and cities as wholes, and YoY / MoM (DESIGN §3, §4.1).
+"""Questions about districts and cities as wholes, and YoY / MoM (docs/design.md §3, §4.1).
 
 ``place_query_of`` reads, from the cue text of a question that names places but no
 projects, the operation asked of the places' own series (``PlaceQuery``): a change, a

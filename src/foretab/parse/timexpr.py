@@ -330,7 +330,7 @@ _RULES: tuple[_Rule, ...] = (
         rf"(?:of\s+)?,?\s*{_yearref('y')}",
         _quarter_range,
     ),
-    # "recently", "lately", "in recent months": R−2..R (DESIGN §3; the plan states it)
+    # "recently", "lately", "in recent months": R−2..R (docs/design.md §3; the plan states it)
     _rule(r"(?:in\s+)?recent\s+months|recently|lately", _fixed(-2, 0)),
     # halves, quarters, edges and first/last months of a year
     _rule(rf"(?:the\s+)?{_HALF_WORD}\s+half\s+(?:of\s+)?{_yearref('y')}", _half),

@@ -75,7 +75,7 @@ _QUARTER_RANGE = re.compile(
 )
 # "2021年八月", "二〇二一年十二月" (the year's digits normalised before): a month in words.
 _YM_WORDS = re.compile(r"(?P<y>\d{4})\s*年\s*(?P<m>[一二三四五六七八九十]{1,3})\s*月份?")
-# "最近" / "近期" alone: the last three months R−2..R (DESIGN §3, stated in the plan).
+# "最近" / "近期" alone: the last three months R−2..R (docs/design.md §3, stated in the plan).
 _RECENT = re.compile(r"最近(?!\s*(?:的\s*)?(?:[\d一二三四五六七八九十两]+\s*个月|半年|一年))|近期")
 _RELATIVE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p), kind)

@@ -323,7 +323,7 @@ MEAN_WORD = re.compile(r"\baverage\b|\bmean\b|\bavg\b|\boverall\b")
 
 
 # What the cue pass claims: the expressions the family readers above consume.
-# Compositional operations (DESIGN §4.1): read by ``parse.places``.
+# Compositional operations (docs/design.md §4.1): read by ``parse.places``.
 YOY = re.compile(r"\b(?:yoy|y-o-y|year[\s-](?:over|on)[\s-]year|annual\s+change)\b")
 MOM = re.compile(r"\b(?:mom|m-o-m|month[\s-](?:over|on)[\s-]month)\b")
 INNER_WORD = re.compile(PHRASES.inner_word_en or r"(?!)")

@@ -168,7 +168,7 @@ def comparison(text: str, several: bool, cues: Cues) -> tuple[Comparison, str]:
     return Comparison.NONE, text
 
 
-# Compositional operations (DESIGN §4.1): read by ``parse.places``.
+# Compositional operations (docs/design.md §4.1): read by ``parse.places``.
 YOY = re.compile(r"同比")
 MOM = re.compile(r"环比")
 INNER_WORD = re.compile(PHRASES.inner_word_zh or r"(?!)")
