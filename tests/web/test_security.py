@@ -179,7 +179,10 @@ def test_health_shows_no_path_and_answers_while_engines_are_busy(model_pool, min
     slow = "SELECT count(*) FROM " + ", ".join(f"foretab_catalog t{i}" for i in range(9))
     with guarded_server(create_app(model_pool)) as port:
         health = raw_request(port, get("/api/health"))
-        assert folder not in health.decode() and b'"store":"' + Path(mini_duckdb).name.encode() in health
+        assert (
+            folder not in health.decode()
+            and b'"store":"' + Path(mini_duckdb).name.encode() in health
+        )
         with ThreadPoolExecutor(6) as pool:
             busy = [
                 pool.submit(raw_request, port, post_json("/api/sql", {"sql": slow}), timeout=60)
