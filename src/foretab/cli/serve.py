@@ -91,6 +91,17 @@ def serve(
             "the server gives up on it with a 504.",
         ),
     ] = 30.0,
+    pg_pool: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=1000,
+            help="PostgreSQL stores: foretab's own connections open at most per database "
+            "(history, future) per worker, from a psycopg_pool pool (default: 2 × --engines "
+            "+ 2); the SQL guard adds one per engine.",
+            show_default=False,
+        ),
+    ] = None,
     cors_origin: Annotated[
         list[str] | None,
         typer.Option(help="Allow browser calls from this origin (repeatable). Default: no CORS."),
@@ -156,6 +167,7 @@ def serve(
         workers=workers if workers is not None else default_workers(),
         queue=queue,
         request_timeout_s=request_timeout,
+        pg_pool=pg_pool,
     )
 
     def announce(started: Started) -> None:

@@ -58,7 +58,19 @@ class ServeSpec:
     #: Seconds from a request's arrival to its answer before a 504.
     request_timeout_s: float = 30.0
     reload_check_s: float = 2.0
+    #: PostgreSQL: foretab's own connections open at most, per database, per worker
+    #: (None: ``pg_pool_default(engines)``); the guard's, one per engine, come on top.
+    pg_pool: int | None = None
     log_level: str = "warning"
+
+
+def pg_pool_default(engines: int) -> int:
+    """The default ``pg_pool``: one connection per engine, twice, and two more.
+
+    Twice: while a new ingest's engines replace the old ones; two: the generation checks
+    and the warm engine being built.
+    """
+    return 2 * engines + 2
 
 
 def default_workers() -> int:
@@ -83,9 +95,14 @@ class Started:
 def _build(spec: ServeSpec, worker: int) -> tuple[Any, Any, Any]:
     """(app, pool, provider) of one worker; the caller closes pool and provider."""
     from foretab.engine import provider_for
+    from foretab.store.location import StoreLocation
     from foretab.web.app import AppSettings, create_app
     from foretab.web.pool import EnginePool, agent_factory, engine_factory
 
+    if StoreLocation.parse(spec.db).backend == "postgresql":
+        from foretab.backend.postgres import use_connection_pool
+
+        use_connection_pool(spec.pg_pool or pg_pool_default(spec.engines))
     provider = provider_for(spec.engine, spec.llm)
     agents = None if provider is None else (spec.engine, agent_factory(provider))
     try:
@@ -165,6 +182,7 @@ def serve(spec: ServeSpec, announce: Any = None) -> None:
             pool.close()
             if provider is not None:
                 provider.close()
+            _close_pg_pools()
         return
     _Supervisor(spec).run(announce)
 
@@ -204,6 +222,13 @@ def _worker_main(spec: ServeSpec, sock: socket.socket, worker: int, report: Any)
         pool.close()
         if provider is not None:
             provider.close()
+        _close_pg_pools()
+
+
+def _close_pg_pools() -> None:
+    from foretab.backend.postgres import close_connection_pools
+
+    close_connection_pools()
 
 
 class _Supervisor:
