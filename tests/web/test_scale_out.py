@@ -133,6 +133,7 @@ def test_two_servers_behind_nginx_switch_generation_with_no_failed_request(
 ) -> None:
     ingest_scaled(pg_store, tmp_path, 1.0, Month(2021, 12))
     args = ("--workers", "1", "--engines", "2", "--future", "none", "--pg-pool", "6")
+    args += ("--client-connections", "64")  # every request comes from nginx's address
     with ExitStack() as stack:
         url_a, _ = stack.enter_context(serve_process(pg_store, *args, log_path=tmp_path / "a.log"))
         url_b, _ = stack.enter_context(serve_process(pg_store, *args, log_path=tmp_path / "b.log"))

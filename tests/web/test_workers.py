@@ -235,3 +235,19 @@ def test_workers_share_one_port_and_each_picks_up_a_new_ingest(tmp_path: Path) -
         )
     # (The SIGKILLed worker's semaphore is reported by multiprocessing's resource tracker.)
     assert log.read_text().count("leaked semaphore") <= 1
+
+
+@pytest.mark.slow
+def test_the_per_client_connection_cap_is_an_option(mini_duckdb: str, tmp_path: Path) -> None:
+    args = ("--workers", "1", "--engines", "1", "--future", "none", "--client-connections", "2")
+    with serve_process(mini_duckdb, *args, log_path=tmp_path / "serve.log") as (url, _):
+        held = [httpx.Client(base_url=url) for _ in range(2)]
+        try:
+            assert all(c.get("/api/health").status_code == 200 for c in held)  # kept alive
+            with httpx.Client(base_url=url) as third:
+                r = third.get("/api/health")
+            assert r.status_code == 503 and r.headers["retry-after"] == "1"
+            assert r.json()["error"]["type"] == "TooManyConnectionsError"
+        finally:
+            for c in held:
+                c.close()

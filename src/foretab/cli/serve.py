@@ -102,6 +102,16 @@ def serve(
             show_default=False,
         ),
     ] = None,
+    client_connections: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=10_000,
+            help="Connections one client address may hold open per worker; the next gets a "
+            "503 at once. Behind a reverse proxy every request comes from the proxy: raise "
+            "it to the proxy's concurrency.",
+        ),
+    ] = 32,
     cors_origin: Annotated[
         list[str] | None,
         typer.Option(help="Allow browser calls from this origin (repeatable). Default: no CORS."),
@@ -168,6 +178,7 @@ def serve(
         queue=queue,
         request_timeout_s=request_timeout,
         pg_pool=pg_pool,
+        client_connections=client_connections,
     )
 
     def announce(started: Started) -> None:

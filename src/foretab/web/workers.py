@@ -61,6 +61,8 @@ class ServeSpec:
     #: PostgreSQL: foretab's own connections open at most, per database, per worker
     #: (None: ``pg_pool_default(engines)``); the guard's, one per engine, come on top.
     pg_pool: int | None = None
+    #: Connections one client address may hold per worker (a reverse proxy is one client).
+    client_connections: int = 32
     log_level: str = "warning"
 
 
@@ -150,10 +152,15 @@ def _started(pool: Any) -> Started:
 def _run_uvicorn(spec: ServeSpec, app: Any, sock: socket.socket | None) -> None:
     import uvicorn
 
-    from foretab.web.server import server_config
+    from foretab.web.server import ServerLimits, server_config
 
     config = server_config(
-        app, host=spec.host, port=spec.port, engines=spec.engines, log_level=spec.log_level
+        app,
+        host=spec.host,
+        port=spec.port,
+        engines=spec.engines,
+        limits=ServerLimits(max_connections_per_client=spec.client_connections),
+        log_level=spec.log_level,
     )
     server = uvicorn.Server(config)
     # uvicorn re-raises the signal that stopped it once it has shut down; with the default
