@@ -30,8 +30,10 @@ foretab bench latency --db "$db" --dataset "$out/qa/test.jsonl" --n 500 --json "
 
 echo "== HTTP server load test (loopback, demo store)"
 foretab demo --db "$out/demo.duckdb" >/dev/null
+# The load test's distinct questions (every family, EN and ZH), built once for the four runs.
+foretab bench build --db "$out/demo.duckdb" --out "$out/serve_qa" >/dev/null
 for future in model none; do
-  foretab bench serve --db "$out/demo.duckdb" --requests 500 --concurrency 20 --future "$future" --json "$out/serve_$future.json"
+  foretab bench serve --db "$out/demo.duckdb" --dataset "$out/serve_qa" --requests 500 --concurrency 20 --future "$future" --json "$out/serve_$future.json"
 done
-foretab bench serve --db "$out/demo.duckdb" --requests 1500 --concurrency 20 --future none --json "$out/serve_none_1500.json"
-foretab bench serve --db "$out/demo.duckdb" --requests 200 --concurrency 1 --engines 1 --future model --json "$out/serve_model_c1.json"
+foretab bench serve --db "$out/demo.duckdb" --dataset "$out/serve_qa" --requests 1500 --concurrency 20 --future none --json "$out/serve_none_1500.json"
+foretab bench serve --db "$out/demo.duckdb" --dataset "$out/serve_qa" --requests 200 --concurrency 1 --engines 1 --future model --json "$out/serve_model_c1.json"

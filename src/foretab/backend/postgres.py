@@ -12,6 +12,12 @@ Parameters are PostgreSQL's own numbered ``$n``, bound server-side through psyco
 statement runs in a read-only transaction that is rolled back afterwards. The guard
 connects as the SELECT-only ``foretab_reader`` role when the store granted it, foretab's
 own reads as the URL's user.
+
+A long-running process (each worker of ``foretab serve``) calls ``use_connection_pool(n)``:
+from then on foretab's own reads borrow their connections from a ``psycopg_pool`` pool per
+database (at most ``n`` open, in this process) and hand them back at close, reset (``RESET
+ALL``: the generation pin goes) and rolled back. The guard's connections are not pooled:
+they live in the guard's worker processes, one per engine.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import threading
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote as url_quote
@@ -48,6 +55,78 @@ _RELATIONS_SQL = (
     "'information_schema') OR n.nspname LIKE 'pg_temp%' "
     "OR n.nspname = ANY (current_schemas(true))"
 )
+
+
+_POOLS: dict[tuple[str, str], Any] = {}
+_POOLS_LOCK = threading.Lock()
+_POOL_MAX: int | None = None
+
+
+def use_connection_pool(max_size: int) -> None:
+    """Pool foretab's own PostgreSQL connections in this process.
+
+    At most ``max_size`` are open per database (a store is two: history and future).
+    """
+    global _POOL_MAX
+    if max_size < 1:
+        raise StoreError(f"a connection pool needs at least 1 connection, got {max_size}")
+    _POOL_MAX = max_size
+
+
+def close_connection_pools() -> None:
+    """Close every pool of this process (and stop pooling)."""
+    global _POOL_MAX
+    with _POOLS_LOCK:
+        pools = list(_POOLS.values())
+        _POOLS.clear()
+        _POOL_MAX = None
+    for pool in pools:
+        pool.close()
+
+
+def pool_sizes() -> dict[str, int]:
+    """Open connections per pooled database (its name, no host or user): for health, tests."""
+    with _POOLS_LOCK:
+        return {
+            urlsplit(target).path.lstrip("/"): pool.get_stats()["pool_size"]
+            for (target, _), pool in _POOLS.items()
+        }
+
+
+def _pool_for(target: str, options: str) -> Any:
+    import psycopg
+    from psycopg_pool import ConnectionPool
+
+    assert _POOL_MAX is not None
+    with _POOLS_LOCK:
+        pool = _POOLS.get((target, options))
+        if pool is None:
+
+            def configure(conn: Any) -> None:
+                conn.server_cursor_factory = psycopg.RawServerCursor
+                conn.read_only = True
+
+            def reset(conn: Any) -> None:
+                psycopg.Cursor(conn).execute("RESET ALL")  # the generation's search_path
+                conn.rollback()
+
+            pool = ConnectionPool(
+                target,
+                min_size=1,
+                max_size=_POOL_MAX,
+                kwargs={
+                    "options": options,
+                    "connect_timeout": CONNECT_TIMEOUT_S,
+                    "cursor_factory": psycopg.RawCursor,
+                },
+                configure=configure,
+                reset=reset,
+                timeout=CONNECT_TIMEOUT_S,
+                name=f"foretab {redact(target)}",
+                open=True,
+            )
+            _POOLS[(target, options)] = pool
+        return pool
 
 
 def generation_schema(generation: str) -> str:
@@ -206,6 +285,8 @@ class PostgresBackend:
         options = _options(timeout_s)
         if purpose == "guard":
             return self._connect_reader(target, options, generation)
+        if _POOL_MAX is not None:
+            return self._borrow(target, options, generation)
         try:
             driver = psycopg.connect(
                 target,
@@ -222,6 +303,33 @@ class PostgresBackend:
             ) from None
         driver.read_only = True
         return PostgresConnection(self, driver, _pin(driver, generation))
+
+    def _borrow(self, target: str, options: str, generation: str | None) -> PostgresConnection:
+        """A connection of this process's pool for ``target`` (``use_connection_pool``)."""
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        pool = _pool_for(target, options)
+        try:
+            driver = pool.getconn()
+        except PoolTimeout:
+            raise StoreError(
+                f"all {pool.max_size} connections of this process's pool to "
+                f"{redact(target)} stayed in use for {CONNECT_TIMEOUT_S} s; serve with fewer "
+                "--engines or a bigger --pg-pool"
+            ) from None
+        except psycopg.Error as error:
+            raise StoreError(
+                f"cannot connect to PostgreSQL store {redact(target)}: "
+                f"{redact_text(str(error).strip(), target)}; "
+                "check the --db URL and that the server is running"
+            ) from None
+        try:
+            schema = _pin(driver, generation)  # closes the driver on failure: the pool drops it
+        except BaseException:
+            pool.putconn(driver)
+            raise
+        return PostgresConnection(self, driver, schema, release=pool.putconn)
 
     def _connect_reader(
         self, target: str, options: str, generation: str | None
@@ -267,9 +375,17 @@ class PostgresBackend:
 class PostgresConnection:
     """A psycopg connection whose every statement is a rolled-back read-only transaction."""
 
-    def __init__(self, backend: PostgresBackend, driver: Any, schema: str = "public") -> None:
+    def __init__(
+        self,
+        backend: PostgresBackend,
+        driver: Any,
+        schema: str = "public",
+        *,
+        release: Any = None,
+    ) -> None:
         self.backend = backend
         self.driver = driver
+        self._release = release  # a pool's putconn; None: the connection is closed
         self.schema = schema  # the generation's schema every unqualified name resolves in
         self.role = str(self._scalar("SELECT current_user"))
 
@@ -348,8 +464,13 @@ class PostgresConnection:
 
     def close(self) -> None:
         conn, self.driver = self.driver, None
-        if conn is not None:
-            conn.close()
+        if conn is None:
+            return
+        if self._release is not None:
+            with contextlib.suppress(Exception):  # a pool closed at shutdown drops it
+                self._release(conn)
+                return
+        conn.close()
 
 
 def _options(timeout_s: float | None) -> str:

@@ -63,6 +63,55 @@ def serve(
         int,
         typer.Option(min=1, max=32, help="Questions answered at once (one engine each)."),
     ] = 4,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=64,
+            help="Server processes on the one port, each with its own --engines "
+            "(default: the number of cores).",
+            show_default=False,
+        ),
+    ] = None,
+    queue: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=10_000,
+            help="Requests that may wait for an engine, per worker; past them the server "
+            "answers 503 with Retry-After at once.",
+        ),
+    ] = 64,
+    request_timeout: Annotated[
+        float,
+        typer.Option(
+            min=0.1,
+            max=3600,
+            help="Seconds from a request's arrival (waiting included) to its answer before "
+            "the server gives up on it with a 504.",
+        ),
+    ] = 30.0,
+    pg_pool: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=1000,
+            help="PostgreSQL stores: foretab's own connections open at most per database "
+            "(history, future) per worker, from a psycopg_pool pool (default: 2 × --engines "
+            "+ 2); the SQL guard adds one per engine.",
+            show_default=False,
+        ),
+    ] = None,
+    client_connections: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=10_000,
+            help="Connections one client address may hold open per worker; the next gets a "
+            "503 at once. Behind a reverse proxy every request comes from the proxy: raise "
+            "it to the proxy's concurrency.",
+        ),
+    ] = 32,
     cors_origin: Annotated[
         list[str] | None,
         typer.Option(help="Allow browser calls from this origin (repeatable). Default: no CORS."),
@@ -85,12 +134,9 @@ def serve(
 
     require("uvicorn", "serve")
     require("fastapi", "serve")
-    import uvicorn
-
-    from foretab.web import AppSettings, EnginePool, create_app, engine_factory
     from foretab.web.gate import LOOPBACK_HOSTS
-    from foretab.web.pool import agent_factory
-    from foretab.web.server import server_config
+    from foretab.web.workers import ServeSpec, Started, default_workers
+    from foretab.web.workers import serve as run_server
 
     if future not in ("model", "oracle", "none"):
         raise typer.BadParameter("use model, oracle or none", param_hint="--future")
@@ -116,42 +162,42 @@ def serve(
             f"binding to {host} would expose the API beyond this machine without a token; "
             "pass --token (or FORETAB_TOKEN), or keep the default --host 127.0.0.1"
         )
-    from foretab.engine import provider_for
+    spec = ServeSpec(
+        db=db,
+        host=host,
+        port=port,
+        token=token,
+        future=future,  # type: ignore[arg-type]
+        allow_oracle=allow_oracle,
+        engines=engines,
+        allowed_hosts=(*LOOPBACK_HOSTS, host) if loopback else ("*",),
+        cors_origins=tuple(cors_origin or ()),
+        engine=engine,
+        llm=llm,
+        workers=workers if workers is not None else default_workers(),
+        queue=queue,
+        request_timeout_s=request_timeout,
+        pg_pool=pg_pool,
+        client_connections=client_connections,
+    )
 
-    provider = provider_for(engine, llm)
-    agents = None if provider is None else (engine, agent_factory(provider))
-    try:
-        pool = EnginePool(engine_factory(db), size=engines, default=future, agents=agents)  # type: ignore[arg-type]
-    except BaseException:
-        if provider is not None:
-            provider.close()
-        raise
-    try:
-        pool.prewarm()  # the first burst of requests must not pay for opening engines
-        problem = pool.future_problem()
-        if problem is not None:
+    def announce(started: Started) -> None:
+        if started.future_problem is not None:
+            message, suggestions = started.future_problem
             print(
-                f"warning: questions about the future will be refused: {problem.message} "
-                f"({'; '.join(problem.suggestions) or 'or start with --future none'})",
+                f"warning: questions about the future will be refused: {message} "
+                f"({'; '.join(suggestions) or 'or start with --future none'})",
                 file=sys.stderr,
             )
-        settings = AppSettings(
-            token=token,
-            allowed_hosts=(*LOOPBACK_HOSTS, host) if loopback else ("*",),
-            cors_origins=tuple(cors_origin or ()),
-            allow_oracle=allow_oracle,
-        )
         shown = f"[{host}]" if ":" in host else host
         print(
-            f"foretab serve: http://{shown}:{port}/ — {pool.store_name}, "
-            f"{len(pool.projects)} projects, now = {pool.reference.iso}, future = {future}, "
-            f"engines = {', '.join(pool.engine_names)}",
+            f"foretab serve: http://{shown}:{port}/ — {started.store}, "
+            f"{started.projects} projects, now = {started.reference}, future = {future}, "
+            f"engines = {', '.join(started.engines)}, workers = {spec.workers} "
+            f"× {engines} engines, queue {queue} per worker, timeout {request_timeout:g} s",
             file=sys.stderr,
         )
-        # Header / body read deadlines and a per-client connection cap (web/server.py).
-        config = server_config(create_app(pool, settings), host=host, port=port, engines=engines)
-        uvicorn.Server(config).run()
-    finally:
-        pool.close()
-        if provider is not None:
-            provider.close()
+
+    # Header / body read deadlines and a per-client connection cap (web/server.py) in
+    # every worker; workers share one listening socket (web/workers.py).
+    run_server(spec, announce)

@@ -7,6 +7,7 @@ event loop never blocks and no connection is shared. Errors are the CLI's error 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -33,6 +34,7 @@ from foretab.web.errors import (
     NotFoundError,
     OracleNotAllowedError,
     RequestTooLargeError,
+    ServerBusyError,
     error_json,
     status_for,
 )
@@ -66,6 +68,8 @@ _ERRORS: dict[int | str, dict[str, object]] = {
         (401, "missing or wrong bearer token"),
         (413, "request body too large"),
         (422, "the question or request cannot be answered as asked"),
+        (503, "the server's queue is full (retry after Retry-After seconds)"),
+        (504, "no answer within the server's request timeout"),
     )
 }
 
@@ -84,6 +88,8 @@ class AppSettings:
     max_response_bytes: int = MAX_RESPONSE_BYTES
     # A client that accepts no chunk of a response for this long is dropped.
     send_timeout_s: float = 30.0
+    # Which process of `foretab serve --workers N` this is (0 to N-1), shown by /api/health.
+    worker: int = 0
 
 
 def create_app(pool: EnginePool, settings: AppSettings | None = None) -> FastAPI:
@@ -128,7 +134,10 @@ def _json(doc_text: str, status: int = 200) -> Response:
 
 
 def _error_response(error: ForetabError) -> Response:
-    return _json(error_json(error), status_for(error))
+    response = _json(error_json(error), status_for(error))
+    if isinstance(error, ServerBusyError):
+        response.headers["retry-after"] = str(error.retry_after_s)
+    return response
 
 
 def _add_error_handlers(app: FastAPI) -> None:
@@ -182,6 +191,7 @@ def _add_api(app: FastAPI, pool: EnginePool, settings: AppSettings) -> None:
     allow_oracle = settings.allow_oracle
 
     examples_by_generation: dict[str | None, tuple[str, ...]] = {}
+    checks: set[asyncio.Future[None]] = set()
 
     def current_examples() -> tuple[str, ...]:
         # Chosen (and checked with the planner) once per store generation the pool serves.
@@ -197,8 +207,13 @@ def _add_api(app: FastAPI, pool: EnginePool, settings: AppSettings) -> None:
         """The store being served, its reference month ('now') and its size.
 
         From memory: no store read, no worker thread, so it answers while every engine is
-        busy (the store routes pick up a new ingest).
+        busy. A check for a new ingest, when one is due, runs in the background (the
+        store routes wait for it), so a proxy's health checks keep an idle worker current.
         """
+        if pool.refresh_due():
+            task = asyncio.ensure_future(pool.refreshed())
+            checks.add(task)  # a reference until done: the loop keeps only weak ones
+            task.add_done_callback(checks.discard)
         return HealthDoc(
             version=foretab.__version__,
             store=pool.public_name,
@@ -208,6 +223,8 @@ def _add_api(app: FastAPI, pool: EnginePool, settings: AppSettings) -> None:
             future=pool.default,
             engines=list(pool.engine_names),
             oracle=allow_oracle,
+            generation=pool.generation,
+            worker=settings.worker,
         )
 
     @app.get("/api/tables", response_model=TablesDoc, tags=["store"])

@@ -66,6 +66,20 @@ class OracleNotAllowedError(HttpError):
     status = 403
 
 
+class ServerBusyError(HttpError):
+    """Every engine is busy and the queue of waiting requests is full: retry later."""
+
+    status = 503
+    #: Seconds the client should wait before retrying (the ``Retry-After`` header).
+    retry_after_s = 1
+
+
+class RequestTimeoutError(HttpError):
+    """The request waited and ran longer than the server's per-request timeout."""
+
+    status = 504
+
+
 class InternalError(HttpError):
     """An unexpected failure; the message says where to look, never a traceback."""
 

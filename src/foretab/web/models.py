@@ -110,3 +110,7 @@ class HealthDoc(Doc):
     oracle: bool = Field(
         False, description="whether a request may ask for future 'oracle' (--allow-oracle)"
     )
+    generation: str | None = Field(
+        None, description="the store's ingest being served (changes with each new ingest)"
+    )
+    worker: int = Field(0, description="the server process that answered (0 to --workers - 1)")

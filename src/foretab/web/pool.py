@@ -16,11 +16,21 @@ at most every ``reload_check_s`` seconds a checkout asks the store which generat
 current; on a new one the pool builds a fresh warm engine (new indexes, catalog,
 reference month) and serves every later request from it. Engines of the old generation
 finish the request they are answering and are closed when it is checked in — a request
-sees the old store or the new one, never a mix, and nothing has to be restarted.
+sees the old store or the new one, never a mix, and nothing has to be restarted. Each
+process of ``foretab serve --workers N`` has its own pool, and each pool checks on its own.
+
+Requests beyond ``size`` wait in a bounded queue: once ``size + queue`` requests are
+running or waiting, the next one is refused at once (``ServerBusyError``, 503 with
+``Retry-After``) instead of making every later request wait longer. A request that has
+not been answered ``request_timeout_s`` after it arrived (waiting included) gets a 504;
+its work, which a thread cannot be made to drop, finishes in the background and keeps its
+place in the count until then, so a run of slow requests fills the queue rather than the
+machine.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import threading
@@ -39,6 +49,7 @@ from foretab.errors import ForetabError
 from foretab.forecast.sources import FutureMode
 from foretab.store.stores import current_generation
 from foretab.timefore.errors import EngineChoiceError
+from foretab.web.errors import RequestTimeoutError, ServerBusyError
 
 log = logging.getLogger(__name__)
 
@@ -92,10 +103,19 @@ class EnginePool:
         default: FutureMode,
         agents: tuple[str, AgentFactory] | None = None,
         reload_check_s: float = 2.0,
+        queue: int | None = None,
+        request_timeout_s: float | None = None,
     ) -> None:
         if size < 1:
             raise ForetabError(f"the engine pool needs at least 1 engine, got {size}")
+        if queue is not None and queue < 0:
+            raise ForetabError(f"the request queue cannot be negative, got {queue}")
         self.size = size
+        #: Requests that may wait for an engine (None: no bound).
+        self.queue = queue
+        #: Seconds from arrival to answer before a request gets a 504 (None: no limit).
+        self.request_timeout_s = request_timeout_s
+        self._in_flight = 0  # running or waiting; only touched on the event loop
         self.default: FutureMode = default
         self._factory = factory
         self._agents = agents
@@ -134,6 +154,13 @@ class EnginePool:
         """``refresh`` off the event loop (a switch builds an engine), for the store routes."""
         # Its own thread slot: a check must not wait behind long queries on every engine.
         await anyio.to_thread.run_sync(self.refresh, limiter=self._refresh_limiter)
+
+    def refresh_due(self) -> bool:
+        """Whether ``refresh`` would check the store now (cheap: no read, no thread)."""
+        return (
+            time.monotonic() - self._checked_at >= self.reload_check_s
+            and not self._reloading.locked()
+        )
 
     def refresh(self) -> bool:
         """Switch to a newer ingest of the store if there is one; True if it switched.
@@ -210,7 +237,7 @@ class EnginePool:
     async def run(self, mode: FutureMode | None, work: Callable[[Engine], T]) -> T:
         """Run ``work`` on a rules engine of ``mode`` in a worker thread (``size`` at once)."""
         key = ("rules", mode or self.default)
-        return await anyio.to_thread.run_sync(self._with_engine, key, work, limiter=self._limiter)
+        return await self._admitted(key, work)
 
     async def ask(
         self,
@@ -232,9 +259,40 @@ class EnginePool:
                 suggestions=tuple(self.engine_names),
             )
         key = (engine, mode or self.default)
-        return await anyio.to_thread.run_sync(
-            self._with_engine, key, lambda e: then(e.ask(question)), limiter=self._limiter
+        return await self._admitted(key, lambda e: then(e.ask(question)))
+
+    @property
+    def in_flight(self) -> int:
+        """Requests running or waiting for an engine (timed-out ones until their work ends)."""
+        return self._in_flight
+
+    async def _admitted(self, key: tuple[str, str], work: Callable[[Any], T]) -> T:
+        """``work`` on an engine of ``key`` in a worker thread, if the queue has room."""
+        if self.queue is not None and self._in_flight >= self.size + self.queue:
+            raise ServerBusyError(
+                f"the server is busy: {self.size} questions are being answered and "
+                f"{self.queue} are waiting; retry in a moment",
+                suggestions=("retry after the number of seconds in the Retry-After header",),
+            )
+        self._in_flight += 1
+        task = asyncio.ensure_future(
+            anyio.to_thread.run_sync(self._with_engine, key, work, limiter=self._limiter)
         )
+        task.add_done_callback(self._finished)
+        try:
+            # Shielded: a timeout or a client that goes away must not orphan the engine.
+            return await asyncio.wait_for(asyncio.shield(task), self.request_timeout_s)
+        except TimeoutError:
+            raise RequestTimeoutError(
+                f"no answer within the server's request timeout of {self.request_timeout_s:g} "
+                "s (waiting for an engine included); retry, or ask a simpler question",
+                suggestions=(),
+            ) from None
+
+    def _finished(self, task: asyncio.Future[Any]) -> None:
+        self._in_flight -= 1
+        if not task.cancelled():
+            task.exception()  # retrieved: a timed-out request's error is not "never retrieved"
 
     def _with_engine(self, key: tuple[str, str], work: Callable[[Any], T]) -> T:
         engine = self._checkout(key)

@@ -48,7 +48,7 @@ def _busy_response() -> bytes:
         }
     ).encode()
     head = (
-        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n"
         f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
     )
     return head.encode() + body

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -18,48 +19,101 @@ from foretab.cli.main import bench_app
 def serve_load(
     db: DbOption,
     requests: Annotated[
-        int, typer.Option(min=1, max=20_000, help="Questions to send (after the warm-up).")
-    ] = 500,
+        int,
+        typer.Option(min=1, max=20_000, help="Questions timed per run (after the warm-up)."),
+    ] = 1000,
     concurrency: Annotated[int, typer.Option(min=1, max=200, help="Requests in flight.")] = 20,
-    engines: Annotated[int, typer.Option(min=1, max=32, help="The server's --engines.")] = 4,
+    engines: Annotated[
+        int, typer.Option(min=1, max=32, help="The server's --engines (per worker).")
+    ] = 4,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=64,
+            help="Workers of the second run (default: the cores); the first has one.",
+            show_default=False,
+        ),
+    ] = None,
     future: Annotated[str, typer.Option(help="The server's --future: model, oracle or none.")] = (
         "model"
     ),
-    seed: Annotated[int, typer.Option(help="Seed of the built-in question set.")] = 0,
+    dataset: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="Questions from a QA dataset (`foretab bench build --out DIR`: the folder, "
+            "or .jsonl files; repeatable). Default: build one from the store now.",
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the question build and shuffle.")] = 0,
+    warmup: Annotated[
+        int, typer.Option(min=0, max=1000, help="Untimed questions per run, first.")
+    ] = 20,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here.")] = None,
 ) -> None:
-    """Start `foretab serve` on a free loopback port and load POST /api/ask.
+    """Load `foretab serve` on loopback with one worker, then with N (POST /api/ask).
 
-    Sends the built-in rule-engine questions (as `foretab bench latency`) over projects of
-    the store, and prints throughput, p50/p95/p99 latency, statuses and the server's RSS.
+    Each run sends its own distinct questions of every family of the QA builder (English
+    and Chinese; none repeated, so no figure comes from a repeat) and prints throughput,
+    p50/p95/p99 latency, errors, 503s (queue full) and the RSS of each server worker.
     """
-    from foretab.bench.perf.latency import builtin_questions
-    from foretab.bench.perf.serve_load import run_load, write_json
+    from foretab.extras import require
+
+    require("uvicorn", "serve")
+    require("fastapi", "serve")
+    from foretab.bench.perf.serve_load import LoadReport, compare, load_questions, write_json
+    from foretab.web.workers import default_workers
 
     if future not in ("model", "oracle", "none"):
         raise typer.BadParameter("use model, oracle or none", param_hint="--future")
-    questions = builtin_questions(db, requests, seed=seed)
-    report = run_load(db, questions, concurrency=concurrency, engines=engines, future=future)
+    n_workers = workers if workers is not None else default_workers()
+    console = Console(stderr=True)
+    if not dataset:
+        console.print("building the questions from the store (`foretab bench build`) ...")
+    mix = load_questions(db, dataset=dataset or (), seed=seed)
+    result = compare(
+        db,
+        mix,
+        requests=requests,
+        concurrency=concurrency,
+        engines=engines,
+        future=future,
+        workers=n_workers,
+        warmup=warmup,
+    )
+    first = result.runs[0]
     table = Table(
-        title=f"foretab serve: {report.requests} requests, {report.concurrency} concurrent, "
-        f"{report.engines} engines, future={report.future}"
+        title=f"foretab serve: {first.requests} requests per run, {first.concurrency} "
+        f"concurrent, {first.engines} engines per worker, future={first.future}; "
+        f"{result.distinct_questions} distinct questions"
     )
     table.add_column("measure")
-    table.add_column("value", justify="right")
-    table.add_row("throughput (requests/s)", f"{report.throughput_rps:.1f}")
+    for run in result.runs:
+        table.add_column(f"{run.workers} worker{'s' if run.workers > 1 else ''}", justify="right")
+
+    def row(name: str, show: Callable[[LoadReport], str]) -> None:
+        table.add_row(name, *(show(r) for r in result.runs))
+
+    row("throughput (requests/s)", lambda r: f"{r.throughput_rps:.1f}")
     for name in ("p50", "p95", "p99", "max"):
-        table.add_row(f"latency {name} (ms)", f"{getattr(report, name + '_ms'):.1f}")
-    table.add_row("errors (5xx, transport)", str(report.errors))
-    table.add_row("refused (4xx)", str(report.refused))
-    table.add_row("statuses", ", ".join(f"{k}: {v}" for k, v in report.statuses.items()))
-    table.add_row(
-        f"server RSS start / warm / half / end (MiB; {report.processes} processes)",
-        f"{report.rss_start_mib:.0f} / {report.rss_warm_mib:.0f} / "
-        f"{report.rss_half_mib:.0f} / {report.rss_end_mib:.0f}",
+        row(f"latency {name} (ms)", lambda r, n=name: f"{getattr(r, n + '_ms'):.1f}")
+    row("errors (5xx but 503, transport)", lambda r: str(r.errors))
+    row("503 (queue full)", lambda r: str(r.busy))
+    row("refused (4xx)", lambda r: str(r.refused))
+    row("statuses", lambda r: ", ".join(f"{k}: {v}" for k, v in r.statuses.items()))
+    row(
+        "RSS per worker at end (MiB)",
+        lambda r: " / ".join(f"{m:.0f}" for m in r.rss_per_worker_mib),
     )
-    table.add_row(
-        "machine load average before / after", f"{report.load_before} / {report.load_after}"
+    row(
+        "server RSS start / warm / end (MiB)",
+        lambda r: f"{r.rss_start_mib:.0f} / {r.rss_warm_mib:.0f} / {r.rss_end_mib:.0f}",
     )
+    row("load average before / after", lambda r: f"{r.load_before} / {r.load_after}")
     Console().print(table)
+    Console().print(
+        "questions: " + ", ".join(f"{k} {v}" for k, v in result.families.items()),
+        highlight=False,
+    )
     if json_out is not None:
-        write_json(report, json_out)
+        write_json(result, json_out)
