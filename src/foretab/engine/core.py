@@ -39,6 +39,8 @@ from foretab.limits import check_question
 if TYPE_CHECKING:
     from sqlglot import exp
 
+    from foretab.converse import Conversation
+
     from foretab.corpus.schema import CorpusSchema
     from foretab.forecast.source import SeriesModel
     from foretab.sql.guard import GuardedExecutor
@@ -171,6 +173,17 @@ class Engine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def conversation(self, *, max_turns: int | None = None) -> Conversation:
+        """A new conversation over this engine: follow-ups and clarifying choices (docs/design.md §4.3)::
+
+            talk = engine.conversation()
+            talk.ask("What was the average price of Poly Banhuyuan in Jiangning, Nanjing in 2021?")
+            talk.ask("and next year?").answer.answer
+        """
+        from foretab.converse import Conversation
+
+        return Conversation(self) if max_turns is None else Conversation(self, max_turns=max_turns)
 
     def parse(self, question: str) -> Plan:
         return self.checked(self.planner.plan(question))

@@ -103,7 +103,7 @@ def _scopes(index: EntityIndex, mentions: list[Mention], linked: Linked) -> tupl
     return tuple(out)
 
 
-def _candidates(
+def scope_candidates(
     index: EntityIndex, scopes: tuple[ScopeRef, ...], window: TimeWindow, reference: Month
 ) -> tuple[EntityRef, ...]:
     """Scope candidates: projects that can have a value in the window.
@@ -310,7 +310,7 @@ def _scope_plan(
     assumption = ""
     if window is None:
         window, assumption = _default_window(reference, False, is_zh)
-    candidates = _candidates(index, scopes, window, reference)
+    candidates = scope_candidates(index, scopes, window, reference)
     if not candidates:
         where = ", ".join(s.label for s in scopes)
         raise QuestionError(
@@ -357,7 +357,7 @@ def _place_plan(
     window, assumption = reading.window, ""
     if window is None:
         window, assumption = _default_window(reference, False, is_zh)
-    candidates = _candidates(index, reading.scopes, window, reference)
+    candidates = scope_candidates(index, reading.scopes, window, reference)
     if not candidates:
         where = ", ".join(s.label for s in reading.scopes)
         raise QuestionError(
