@@ -9,6 +9,7 @@ from foretab.errors import ForetabError
 #: extra → what it is for (pyproject.toml's ``[project.optional-dependencies]``)
 EXTRAS = {
     "serve": "foretab serve and its web page",
+    "chat": "foretab chat's line editing and history",
     "llm": "the LLM engines and table QA",
     "bench": "the benchmarks' charts and the HTTP load test",
     "neural": "the torch-based forecasting models",

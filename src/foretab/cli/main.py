@@ -58,6 +58,7 @@ def register_commands() -> None:
     """Add every command to ``app`` / ``bench_app`` (their modules register on import)."""
     from foretab.cli import (  # noqa: F401
         ask,
+        chat,
         demo,
         projects,
         query,

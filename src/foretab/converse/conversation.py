@@ -13,7 +13,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from foretab.converse.clarify import Clarify, clarify_question
+from foretab.converse.clarify import Clarify, clarify_question, full_question
 from foretab.converse.reading import StoreWords, words_of
 from foretab.converse.resolve import is_follow_up, resolve_follow_up
 from foretab.converse.words import ordinal
@@ -41,6 +41,8 @@ class Turn:
     said: str
     answer: Answer | None = None
     clarify: Clarify | None = None
+    #: the plan as one full question, each named entity with its place ("" for a clarify)
+    asked: str = ""
 
     @property
     def plan(self) -> Plan | None:
@@ -82,7 +84,8 @@ class Conversation:
             turn = Turn(text, clarify=plan_or_clarify)
         else:
             plan = self.engine.checked(plan_or_clarify)
-            turn = Turn(text, answer=self.engine.answer(text, plan, [PlanStep("conversation", 0.0)]))
+            answer = self.engine.answer(text, plan, [PlanStep("conversation", 0.0)])
+            turn = Turn(text, answer=answer, asked=full_question(plan, self._words.index))
         self.turns.append(turn)
         return turn
 
