@@ -25,7 +25,17 @@ def test_a_thread_with_a_clarify_at_the_terminal(mini_duckdb: str, tmp_path: Pat
     history = tmp_path / "history.txt"
     child = pexpect.spawn(
         sys.executable,
-        ["-m", "foretab", "chat", "--db", mini_duckdb, "--future", "oracle", "--history", str(history)],
+        [
+            "-m",
+            "foretab",
+            "chat",
+            "--db",
+            mini_duckdb,
+            "--future",
+            "oracle",
+            "--history",
+            str(history),
+        ],
         env=env,
         encoding="utf-8",
         timeout=60,
@@ -37,7 +47,9 @@ def test_a_thread_with_a_clarify_at_the_terminal(mini_duckdb: str, tmp_path: Pat
         child.expect(r"answer: \[\[59365\.31\]\]")
         child.expect("foretab>")
         child.sendline("and in 2020?")
-        child.expect(r"asked: The mean price of Bund Garden \(Huangpu District, Shanghai\) from January 2020 to December 2020\?")
+        child.expect(
+            r"asked: The mean price of Bund Garden \(Huangpu District, Shanghai\) from January 2020 to December 2020\?"
+        )
         child.expect(r"answer: \[\[64527\.45\]\]")
         child.expect("foretab>")
         child.sendline("What was the price of Poly Garden in December 2021?")
@@ -46,7 +58,9 @@ def test_a_thread_with_a_clarify_at_the_terminal(mini_duckdb: str, tmp_path: Pat
         child.expect(r"2\. What was the price of Poly Garden in Huangpu District, Shanghai")
         child.expect("foretab>")
         child.sendline("2")
-        child.expect(r"asked: The price of Poly Garden \(Huangpu District, Shanghai\) in December 2021\?")
+        child.expect(
+            r"asked: The price of Poly Garden \(Huangpu District, Shanghai\) in December 2021\?"
+        )
         child.expect("foretab>")
         child.sendline("and the weather?")
         child.expect(r"Error: the follow-up's 'weather'")

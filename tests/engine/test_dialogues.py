@@ -28,7 +28,7 @@ from foretab.errors import QuestionError
 SET = Path(__file__).resolve().parents[1] / "fixtures" / "questions" / "dialogues.json"
 
 
-def _turn_outcome(talk, turn: dict) -> str:  # noqa: ANN001 - a Conversation
+def _turn_outcome(talk, turn: dict) -> str:
     try:
         got = talk.ask(turn["say"])
     except QuestionError as error:

@@ -9,9 +9,11 @@ import time
 import anyio
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from foretab.cli.main import app, register_commands
+from foretab.converse.store import ConversationLimits, ConversationStore, owner_of
 from foretab.web import AppSettings, EnginePool, create_app
 from tests.web.conftest import TEST_HOSTS, banded_factory, client_for
 
@@ -43,6 +45,8 @@ def test_ask_returns_the_cli_answer_object(client, mini_duckdb) -> None:
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("application/json")
     doc = response.json()
+    # the API adds the conversation's id and the question as resolved (docs/design.md §9)
+    assert doc.pop("conversation_id") and doc.pop("asked").startswith("The price of")
     code, cli = _cli_json("ask", FORECAST, "--db", mini_duckdb, "--future", "oracle")
     assert code == 0
     assert _without_timings(doc) == _without_timings(cli)
@@ -157,7 +161,7 @@ def test_openapi_schema_and_unknown_routes(client) -> None:
     assert {"/api/ask", "/api/sql", "/api/tables", "/api/projects", "/api/health"} <= set(
         schema["paths"]
     )
-    assert "AnswerDoc" in schema["components"]["schemas"]
+    assert {"ConversationAnswerDoc", "ClarifyReplyDoc"} <= set(schema["components"]["schemas"])
     assert client.get("/docs").status_code == 404  # the interactive docs would need a CDN
     missing = client.get("/api/nothing")
     assert missing.status_code == 404 and missing.json()["error"]["type"] == "NotFoundError"
@@ -340,3 +344,84 @@ def test_prewarm_builds_the_pool_once(pool) -> None:
     assert pool.engines == pool.size == 3
     pool.prewarm()
     assert pool.engines == 3
+
+
+# ---- conversations (docs/design.md §4.3, §9): ids, follow-ups, clarify, limits ------------
+
+CONVERSE_BUND = "What was the price of Bund Garden in Huangpu, Shanghai in December 2021?"
+CONVERSE_POLY = "What was the price of Poly Garden in December 2021?"
+
+
+def _converse(client: TestClient, question: str, cid: str | None = None, **headers: str):
+    body = {"question": question} | ({"conversation_id": cid} if cid else {})
+    return client.post("/api/ask", json=body, headers=headers)
+
+
+def test_every_answer_has_an_id_and_sending_it_back_follows_up(client: TestClient) -> None:
+    first = _converse(client, CONVERSE_BUND)
+    assert first.status_code == 200, first.text
+    cid = first.json()["conversation_id"]
+    assert first.json()["answer"] == [[59365.31]]
+    follow = _converse(client, "and in 2020?", cid)
+    assert follow.status_code == 200, follow.text
+    doc = follow.json()
+    assert doc["conversation_id"] == cid
+    alone = _converse(
+        client, "What was the average price of Bund Garden in Huangpu, Shanghai in 2020?"
+    )
+    assert doc["answer"] == alone.json()["answer"] == [[64527.45]]
+    assert doc["canonical"] == "the mean price of Bund Garden from January 2020 to December 2020"
+    assert "Bund Garden (Huangpu District, Shanghai)" in doc["asked"]
+    units = _converse(client, "in units?", cid).json()
+    assert units["plan"]["metric"] == "units" and units["answer"] == [[788.0]]
+    # another conversation does not see this one's thread
+    assert _converse(client, "and in 2020?").status_code == 422
+
+
+def test_a_clarify_is_200_and_choosing_continues(client: TestClient) -> None:
+    reply = _converse(client, CONVERSE_POLY)
+    assert reply.status_code == 200, reply.text
+    doc = reply.json()
+    choices = doc["clarify"]["choices"]
+    assert len(choices) == 2 and "Guangzhou" in choices[0] and "Shanghai" in choices[1]
+    picked = _converse(client, choices[1], doc["conversation_id"]).json()
+    assert picked["answer"] == _converse(client, choices[1]).json()["answer"]
+    again = _converse(client, CONVERSE_POLY).json()
+    both = _converse(client, "both", again["conversation_id"]).json()
+    assert [row[0] for row in both["answer"]] == ["Poly Garden", "Poly Garden"]
+
+
+def test_unknown_expired_and_other_tokens_ids_are_404(shared_pool: EnginePool) -> None:
+    limits = ConversationLimits(max_conversations=2, max_turns=3, max_age_s=600)
+    with client_for(shared_pool, conversation_limits=limits) as client:
+        store: ConversationStore = client.app.state.conversations  # type: ignore[attr-defined]
+        now = [1_000.0]
+        store.clock = lambda: now[0]
+        assert _converse(client, CONVERSE_BUND, "no-such-conversation").status_code == 404
+        cid = _converse(
+            client, CONVERSE_BUND, authorization="Bearer token-of-alice-0123456"
+        ).json()["conversation_id"]
+        theirs = _converse(
+            client, "and in 2020?", cid, authorization="Bearer token-of-bob-012345678"
+        )
+        assert theirs.status_code == 404 and "another token" in theirs.json()["error"]["message"]
+        mine = _converse(client, "and in 2020?", cid, authorization="Bearer token-of-alice-0123456")
+        assert mine.status_code == 200, mine.text
+        now[0] += 601  # idle past max_age_s
+        late = _converse(client, "and in 2019?", cid, authorization="Bearer token-of-alice-0123456")
+        assert late.status_code == 404
+        # bounded in number: the least recently used conversation goes first
+        ids = [_converse(client, CONVERSE_BUND).json()["conversation_id"] for _ in range(3)]
+        assert _converse(client, "in units?", ids[0]).status_code == 404
+        assert _converse(client, "in units?", ids[2]).status_code == 200
+        assert store.count(owner_of(None)) <= 2
+
+
+def test_a_conversation_keeps_its_last_turns() -> None:
+    now = [0.0]
+    store = ConversationStore(limits=ConversationLimits(max_turns=3), clock=lambda: now[0])
+    store.save("", "c", ["a", "b", "c", "d", "e"])
+    assert store.load("", "c") == ["c", "d", "e"]
+    assert store.load(owner_of("x" * 20), "c") is None
+    now[0] = 10_000.0
+    assert store.load("", "c") is None and store.count() == 0

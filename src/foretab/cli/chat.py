@@ -98,7 +98,11 @@ def _turn(out: Console, talk: Conversation, text: str, as_json: bool) -> None:
         turn = talk.ask(text)
     except ForetabError as error:
         if as_json:
-            typer.echo(json.dumps({"conversation_id": talk.id, "error": error.to_dict()}, ensure_ascii=False))
+            typer.echo(
+                json.dumps(
+                    {"conversation_id": talk.id, "error": error.to_dict()}, ensure_ascii=False
+                )
+            )
         else:
             out.print(cell(f"Error: {error.message}", "red"))
             if error.suggestions:

@@ -86,7 +86,9 @@ def full_question(plan: Plan, index: EntityIndex) -> str:
     if not plan.scopes:
         for ref in plan.entities:
             if ref.name in text:
-                text = text.replace(ref.name, f"{ref.name} ({place_label(index, ref, Language.EN)})", 1)
+                text = text.replace(
+                    ref.name, f"{ref.name} ({place_label(index, ref, Language.EN)})", 1
+                )
     return text[:1].upper() + text[1:] + ("" if text.endswith("?") else "?")
 
 

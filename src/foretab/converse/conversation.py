@@ -11,7 +11,7 @@ from __future__ import annotations
 import secrets
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from foretab.converse.clarify import Clarify, clarify_question, full_question
 from foretab.converse.reading import StoreWords, words_of
@@ -30,40 +30,54 @@ from foretab.parse.text import has_cjk
 if TYPE_CHECKING:
     from foretab.engine.core import Engine
 
+
+class Answering(Protocol):
+    """What a conversation needs of its engine: ``Engine``, or ``HybridEngine`` (``.rules``)."""
+
+    def ask(self, question: str) -> Answer: ...
+
+
 #: turns a conversation keeps (older ones are dropped: follow-ups read the recent thread)
 MAX_TURNS = 50
 
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """One exchange: what was said and either its answer or a clarifying choice."""
+    """One exchange: what was said and either its plan (and answer) or a clarifying choice."""
 
     said: str
+    plan: Plan | None = None
+    #: None for a clarify, and for a turn replayed from a stored conversation (planned only)
     answer: Answer | None = None
     clarify: Clarify | None = None
     #: the plan as one full question, each named entity with its place ("" for a clarify)
     asked: str = ""
 
     @property
-    def plan(self) -> Plan | None:
-        return self.answer.plan if self.answer is not None else None
-
-    @property
     def canonical(self) -> str:
         """The question this turn answered, in full ("" for a clarify)."""
-        return canonical(self.answer.plan) if self.answer is not None else ""
+        return canonical(self.plan) if self.plan is not None else ""
 
 
 class Conversation:
-    """Questions and follow-ups over one engine; ``engine.conversation()`` makes one."""
+    """Questions and follow-ups over one engine; ``engine.conversation()`` makes one.
 
-    def __init__(self, engine: Engine, *, max_turns: int = MAX_TURNS, id: str | None = None) -> None:
+    ``engine`` answers the questions of their own (``ask``: a hybrid engine keeps its
+    LLM fallback); follow-ups and choices are planned by the rules over the same store and
+    answered from that plan (a hybrid engine's rules engine; an LLM engine's own stages,
+    which read the resolved question as their query).
+    """
+
+    def __init__(
+        self, engine: Answering, *, max_turns: int = MAX_TURNS, id: str | None = None
+    ) -> None:
         if max_turns < 1:
             raise ValueError("a conversation keeps at least one turn")
         self.engine = engine
+        self._planner: Engine = getattr(engine, "rules", engine)
         self.id = id or secrets.token_urlsafe(16)
         self.turns: deque[Turn] = deque(maxlen=max_turns)
-        context = engine.context
+        context = self._planner.context
         self._words = StoreWords(context.index, context.lexicon, context.reference)
 
     @property
@@ -79,32 +93,63 @@ class Conversation:
     def ask(self, text: str) -> Turn:
         """Answer one turn; raises ``ForetabError`` naming the problem (the thread is kept)."""
         check_question(text)
-        plan_or_clarify = self._plan(text)
-        if isinstance(plan_or_clarify, Clarify):
-            turn = Turn(text, clarify=plan_or_clarify)
+        planned = self._plan(text)
+        if planned is None:
+            try:
+                answer = self.engine.ask(text)
+            except AmbiguousNameError as error:
+                turn = Turn(text, clarify=self._clarify(text, error))
+            else:
+                turn = self._answered(text, answer.plan, answer)
+        elif isinstance(planned, Clarify):
+            turn = Turn(text, clarify=planned)
         else:
-            plan = self.engine.checked(plan_or_clarify)
-            answer = self.engine.answer(text, plan, [PlanStep("conversation", 0.0)])
-            turn = Turn(text, answer=answer, asked=full_question(plan, self._words.index))
+            plan = self._planner.checked(planned)
+            answer = self._planner.answer(text, plan, [PlanStep("conversation", 0.0)])
+            turn = self._answered(text, plan, answer)
         self.turns.append(turn)
         return turn
 
-    def _plan(self, text: str) -> Plan | Clarify:
+    def replay(self, said: list[str]) -> None:
+        """Rebuild the thread from the texts of earlier turns: planned again, not answered.
+
+        A turn that no longer plans (the store was re-ingested since) is left out.
+        """
+        for text in said:
+            try:
+                planned = self._plan(text)
+                if planned is None:
+                    try:
+                        planned = self._planner.parse(text)
+                    except AmbiguousNameError as error:
+                        planned = self._clarify(text, error)
+            except QuestionError:
+                continue
+            if isinstance(planned, Clarify):
+                self.turns.append(Turn(text, clarify=planned))
+            else:
+                self.turns.append(Turn(text, self._planner.checked(planned)))
+
+    def _answered(self, text: str, plan: Plan, answer: Answer) -> Turn:
+        return Turn(text, plan, answer, asked=full_question(plan, self._words.index))
+
+    def _plan(self, text: str) -> Plan | Clarify | None:
+        """A choice's or a follow-up's plan (or clarify); None: a question of its own."""
         pending = self.pending
         if pending is not None:
             picked = self._pick(pending, text)
             if picked is not None:
                 return picked
-        if is_follow_up(text):
-            try:
-                return resolve_follow_up(self.plans, text, self._words)
-            except AmbiguousNameError as error:
-                raise QuestionError(error.message, suggestions=error.suggestions) from None
+        if not is_follow_up(text):
+            return None
         try:
-            return self.engine.parse(text)
+            return resolve_follow_up(self.plans, text, self._words)
         except AmbiguousNameError as error:
-            language = Language.ZH if is_chinese(text) else Language.EN
-            return clarify_question(text, error, language, self._words.index, self.engine.parse)
+            raise QuestionError(error.message, suggestions=error.suggestions) from None
+
+    def _clarify(self, text: str, error: AmbiguousNameError) -> Clarify:
+        language = Language.ZH if is_chinese(text) else Language.EN
+        return clarify_question(text, error, language, self._words.index, self._planner.parse)
 
     @staticmethod
     def _pick(pending: Clarify, text: str) -> Plan | None:

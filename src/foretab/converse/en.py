@@ -21,10 +21,15 @@ WORDS = FollowUpWords(
         r"\b(?:compared?\s+(?:with|to)|vs\.?|versus|against|than)\s+(?:the\s+same\s+month\s+)?last\s+year\b",
         _I,
     ),
-    add_subject=re.compile(r"^\s*(?:and\s+)?(?:compared?\s+(?:with|to)|vs\.?|versus|against)\b", _I),
-    both=re.compile(r"^\s*(?:and\s+)?(?:both(?:\s+of\s+them)?|all\s+of\s+them|all)\s*[?.!]*\s*$", _I),
+    add_subject=re.compile(
+        r"^\s*(?:and\s+)?(?:compared?\s+(?:with|to)|vs\.?|versus|against)\b", _I
+    ),
+    both=re.compile(
+        r"^\s*(?:and\s+)?(?:both(?:\s+of\s+them)?|all\s+of\s+them|all)\s*[?.!]*\s*$", _I
+    ),
     choice=re.compile(
-        r"^\s*(?:the\s+)?(?P<n>first|second|third|fourth|fifth|sixth|\d)(?:\s+one)?\s*[?.!]*\s*$", _I
+        r"^\s*(?:the\s+)?(?P<n>first|second|third|fourth|fifth|sixth|\d)(?:\s+one)?\s*[?.!]*\s*$",
+        _I,
     ),
     the_two=re.compile(r"\b(?:the\s+two|both\s+of\s+them|these\s+two|those\s+two|them|they)\b", _I),
     lowest=re.compile(r"\b(?:lowest|cheapest|minimum|min|least\s+expensive|bottom)\b", _I),

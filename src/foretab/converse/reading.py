@@ -68,6 +68,7 @@ class Reading:
 
 
 def words_of(zh_: bool) -> FollowUpWords:
+    """The follow-up words of Chinese (``zh_``) or English."""
     return zh.WORDS if zh_ else en.WORDS
 
 

@@ -117,7 +117,11 @@ def apply_reading(previous: Plan, reading: Reading, store: StoreWords) -> Plan:
         if reading.add:
             entities = tuple(dict.fromkeys((*previous.entities, *reading.entities)))
         else:
-            if len(reading.entities) == 1 and len(previous.entities) > 1 and previous.comparison in _SEVERAL:
+            if (
+                len(reading.entities) == 1
+                and len(previous.entities) > 1
+                and previous.comparison in _SEVERAL
+            ):
                 raise _refuse(
                     zh_,
                     "上一个问题比较了几个项目；请说明这个名称换掉哪一个，或用“和…比呢”加入比较",
@@ -126,7 +130,11 @@ def apply_reading(previous: Plan, reading: Reading, store: StoreWords) -> Plan:
                 )
             entities = reading.entities
     elif reading.add:
-        raise _refuse(zh_, "“和…比”没有说和谁比；请说出名称", "'compared with' names nothing to compare with; name it")
+        raise _refuse(
+            zh_,
+            "“和…比”没有说和谁比；请说出名称",
+            "'compared with' names nothing to compare with; name it",
+        )
     window = previous.window
     current = previous.current
     assumption = previous.assumption
@@ -191,7 +199,9 @@ class _Slots:
         self._normalise_aggregate()
         entities = self.entities
         if self.scopes:
-            entities = scope_candidates(self.store.index, self.scopes, self.window, self.store.reference)
+            entities = scope_candidates(
+                self.store.index, self.scopes, self.window, self.store.reference
+            )
             if not entities:
                 raise _refuse(
                     self.zh,
@@ -306,7 +316,12 @@ class _Slots:
         word = self.reading.extreme_word
         highest = extreme is Extreme.HIGHEST
         if self.scope is not None:
-            if self.scope.op in (ScopeOp.PICK, ScopeOp.TOP, ScopeOp.TOP_THEN_PICK, ScopeOp.FILTER_THEN_PICK):
+            if self.scope.op in (
+                ScopeOp.PICK,
+                ScopeOp.TOP,
+                ScopeOp.TOP_THEN_PICK,
+                ScopeOp.FILTER_THEN_PICK,
+            ):
                 self.scope = replace(self.scope, extreme=extreme)
                 return
         elif self.place is not None:
@@ -319,10 +334,15 @@ class _Slots:
         elif self.which_month is not None:
             self.which_month = extreme
             return
-        elif self.comparison is Comparison.NONE and self.change is None and self.previous.threshold is None:
-            if len(self.window.months) > 1:
-                self.aggregate = Aggregate.MAX if highest else Aggregate.MIN
-                return
+        elif (
+            self.comparison is Comparison.NONE
+            and self.change is None
+            and self.previous.threshold is None
+            and len(self.window.months) > 1
+        ):
+            # a window's values: its highest / lowest month's value
+            self.aggregate = Aggregate.MAX if highest else Aggregate.MIN
+            return
         raise _refuse(
             self.zh,
             f"“{word}”在这里没有可以选的（上一个问题只有一个月、一个值）；请完整地问一遍",
@@ -352,7 +372,9 @@ def _yoy_window(month: Month, expression: str) -> TimeWindow:
 
 def _is_yoy(plan: Plan) -> bool:
     only = plan.window.only
-    changes = plan.change is not None or (plan.place is not None and plan.place.op is PlaceOp.CHANGE)
+    changes = plan.change is not None or (
+        plan.place is not None and plan.place.op is PlaceOp.CHANGE
+    )
     return changes and len(only) == 2 and only[1] - only[0] == 12
 
 
@@ -436,7 +458,9 @@ def _about_the_two(plans: Sequence[Plan], text: str, store: StoreWords) -> Plan:
     if plan is None or not plan.window.expression:
         # no time of its own: the thread's
         when = _when(previous, zh_)
-        question = f"{question.rstrip(' ?？')}{when}？" if zh_ else f"{question.rstrip(' ?')} {when}?"
+        question = (
+            f"{question.rstrip(' ?？')}{when}？" if zh_ else f"{question.rstrip(' ?')} {when}?"
+        )
         plan = parse_question(question, store.index, store.reference, store.lexicon)
     return plan
 
@@ -444,12 +468,17 @@ def _about_the_two(plans: Sequence[Plan], text: str, store: StoreWords) -> Plan:
 def _when(plan: Plan, zh_: bool) -> str:
     window = plan.window
     if zh_:
+
         def zm(m: Month) -> str:
             return f"{m.year}年{m.month}月"
 
         if plan.current:
             return "现在"
-        return zm(window.first) if window.first == window.last else f"{zm(window.first)}至{zm(window.last)}"
+        return (
+            zm(window.first)
+            if window.first == window.last
+            else f"{zm(window.first)}至{zm(window.last)}"
+        )
     if plan.current:
         return "now"
     if window.first == window.last:

@@ -21,5 +21,7 @@ WORDS = FollowUpWords(
     percent=re.compile(r"百分比|百分之|变化率|涨幅率|%"),
     mean=re.compile(r"平均|均值"),
     each=re.compile(r"每个?月|逐月|分别"),
-    filler=re.compile(r"那么|那|呢|吗|吧|的|了|换成|改成|换为|是|多少|和|跟|与|同|相?比|对比|要|呀|啊|[？?。！!，,\s]+"),
+    filler=re.compile(
+        r"那么|那|呢|吗|吧|的|了|换成|改成|换为|是|多少|和|跟|与|同|相?比|对比|要|呀|啊|[？?。！!，,\s]+"
+    ),
 )

@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
     from foretab.converse import Conversation
-
     from foretab.corpus.schema import CorpusSchema
     from foretab.forecast.source import SeriesModel
     from foretab.sql.guard import GuardedExecutor
@@ -175,7 +174,9 @@ class Engine:
         self.close()
 
     def conversation(self, *, max_turns: int | None = None) -> Conversation:
-        """A new conversation over this engine: follow-ups and clarifying choices (docs/design.md §4.3)::
+        """A new conversation over this engine: follow-ups and clarifying choices.
+
+        docs/design.md §4.3::
 
             talk = engine.conversation()
             talk.ask("What was the average price of Poly Banhuyuan in Jiangning, Nanjing in 2021?")

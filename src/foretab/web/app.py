@@ -11,9 +11,10 @@ import asyncio
 import json
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 
+import anyio.to_thread
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
@@ -21,13 +22,17 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import foretab
-from foretab.core.schema import AnswerDoc, ErrorDoc, dumps
+from foretab.converse.store import ConversationLimits, ConversationStore
+from foretab.core.schema import ErrorDoc
 from foretab.errors import ForetabError
 from foretab.llm.redact import mask
 from foretab.sql.guard import QueryResult
 from foretab.sql.jsonable import json_value
+from foretab.web.conversations import conversation_turn, owner_of_request
 from foretab.web.errors import (
     BadRequestError,
+    ConversationFullError,
+    ConversationNotFoundError,
     HttpError,
     InternalError,
     MethodNotAllowedError,
@@ -42,6 +47,8 @@ from foretab.web.examples import example_questions
 from foretab.web.gate import LOOPBACK_HOSTS, Gate, GateSettings
 from foretab.web.models import (
     AskRequest,
+    ClarifyReplyDoc,
+    ConversationAnswerDoc,
     HealthDoc,
     ProjectDoc,
     ProjectsDoc,
@@ -90,6 +97,10 @@ class AppSettings:
     send_timeout_s: float = 30.0
     # Which process of `foretab serve --workers N` this is (0 to N-1), shown by /api/health.
     worker: int = 0
+    # Conversations kept (docs/design.md §4.3): per token, in number, turns and idle time;
+    # a file shared by every worker of `foretab serve --workers N` (else in memory).
+    conversation_limits: ConversationLimits = field(default_factory=ConversationLimits)
+    conversations_path: str = ":memory:"
 
 
 def create_app(pool: EnginePool, settings: AppSettings | None = None) -> FastAPI:
@@ -282,9 +293,23 @@ def _add_api(app: FastAPI, pool: EnginePool, settings: AppSettings) -> None:
         await pool.refreshed()
         return list(current_examples())
 
-    @app.post("/api/ask", response_model=AnswerDoc, responses=_ERRORS, tags=["questions"])
-    async def ask(request: AskRequest) -> Response:
-        """Answer a question: the same object as `foretab ask --json`."""
+    conversations = ConversationStore(settings.conversations_path, settings.conversation_limits)
+    app.state.conversations = conversations
+
+    @app.post(
+        "/api/ask",
+        response_model=ConversationAnswerDoc | ClarifyReplyDoc,
+        responses={**_ERRORS, 404: {"model": ErrorDoc, "description": "no such conversation"}},
+        tags=["questions"],
+    )
+    async def ask(request: AskRequest, http: Request) -> Response:
+        """Answer a question: `foretab ask --json`'s object plus its `conversation_id`.
+
+        Send the id back with the next question to follow up ("and next year?", "what
+        about X?", 那明年呢？); a name with several matches answers (status 200) with a
+        `clarify` object whose choices are full questions. An unknown or expired id, or
+        another token's, is a 404.
+        """
         if (request.future or pool.default) == "oracle" and not allow_oracle:
             raise OracleNotAllowedError(
                 "this server does not offer the oracle future source (it reads the future "
@@ -292,8 +317,38 @@ def _add_api(app: FastAPI, pool: EnginePool, settings: AppSettings) -> None:
                 "`foretab serve` with --allow-oracle",
                 suggestions=("model", "none"),
             )
-        rendered = await pool.ask(
-            request.engine, request.future, request.question, lambda a: dumps(a.to_doc())
+        owner = owner_of_request(http.headers.get("authorization"))
+        limits = conversations.limits
+        if request.conversation_id is None:
+            conversation_id, said = conversations.new(owner), []
+        else:
+            conversation_id = request.conversation_id
+            # off the event loop: with --workers N the file may wait for another's write
+            found = await anyio.to_thread.run_sync(conversations.load, owner, conversation_id)
+            if found is None:
+                raise ConversationNotFoundError(
+                    f"no conversation {conversation_id!r} for this token: unknown, or idle "
+                    f"for more than {limits.max_age_s / 60:g} minutes, or started with another "
+                    "token; leave conversation_id out to start a new one"
+                )
+            said = found
+            if len(said) >= limits.max_turns:
+                # The thread is replayed from its first turn (every follow-up reads the
+                # ones before it), so it is not cut: a full one is ended, never misread.
+                raise ConversationFullError(
+                    f"conversation {conversation_id!r} has had {limits.max_turns} turns, this "
+                    "server's most; leave conversation_id out to start a new one (ask the "
+                    "question in full)"
+                )
+        rendered = await pool.with_engine(
+            request.engine,
+            request.future,
+            lambda e: conversation_turn(
+                e, conversation_id, said, request.question, limits.max_turns
+            ),
+        )
+        await anyio.to_thread.run_sync(
+            conversations.save, owner, conversation_id, [*said, request.question]
         )
         return _json(rendered)
 

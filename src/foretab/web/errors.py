@@ -42,6 +42,16 @@ class NotFoundError(HttpError):
     status = 404
 
 
+class ConversationNotFoundError(NotFoundError):
+    """No such conversation for this token: unknown, expired, or another token's."""
+
+
+class ConversationFullError(HttpError):
+    """A conversation has had the server's most turns: a new one must be started."""
+
+    status = 422
+
+
 class MethodNotAllowedError(HttpError):
     """The endpoint exists but not for this HTTP method."""
 

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field, JsonValue
 
-from foretab.core.schema import Doc
+from foretab.core.schema import AnswerDoc, Doc
 from foretab.limits import MAX_QUESTION_CHARS
 
 #: Longest SQL text accepted by ``POST /api/sql``.
@@ -41,6 +41,41 @@ class AskRequest(Doc):
         "'oracle' (the future store; evaluation only) or 'none' (last observed value); "
         "default: the server's --future",
     )
+    conversation_id: str | None = Field(
+        None,
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z0-9_-]+$",
+        description="continue this conversation (the id an earlier answer carried): a "
+        "follow-up ('and next year?', 那明年呢？) keeps what it does not name; leave it out "
+        "to start a new one",
+    )
+
+
+class ConversationAnswerDoc(AnswerDoc):
+    """An answer within a conversation: ``foretab ask --json``'s object plus the thread's id."""
+
+    conversation_id: str = Field(description="send it back with the next question to follow up")
+    asked: str = Field(
+        "", description="the question as resolved, in full, each named project with its place"
+    )
+
+
+class ClarifyDoc(Doc):
+    """A name (or follow-up) with several candidates: each choice is a full question."""
+
+    message: str
+    choices: list[str] = Field(
+        description="send one back (or its number, 'both') as the next question"
+    )
+
+
+class ClarifyReplyDoc(Doc):
+    """``POST /api/ask``'s reply (status 200) when a choice is needed to go on."""
+
+    conversation_id: str
+    question: str
+    clarify: ClarifyDoc
 
 
 class SqlRequest(Doc):

@@ -250,6 +250,12 @@ class EnginePool:
 
         ``then`` (e.g. rendering JSON) runs in the worker thread too, off the event loop.
         """
+        return await self.with_engine(engine, mode, lambda e: then(e.ask(question)))
+
+    async def with_engine(
+        self, engine: str, mode: FutureMode | None, work: Callable[[Answering], T]
+    ) -> T:
+        """``work`` on an engine of the name (one the server offers) and mode, in a worker thread."""
         if engine not in self.engine_names:
             offered = ", ".join(self.engine_names)
             raise EngineChoiceError(
@@ -259,7 +265,7 @@ class EnginePool:
                 suggestions=tuple(self.engine_names),
             )
         key = (engine, mode or self.default)
-        return await self._admitted(key, lambda e: then(e.ask(question)))
+        return await self._admitted(key, work)
 
     @property
     def in_flight(self) -> int:

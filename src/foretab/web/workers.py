@@ -18,13 +18,16 @@ hold (``ServerLimits``); a server of N workers allows N times each.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import multiprocessing
 import multiprocessing.connection
 import os
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +67,9 @@ class ServeSpec:
     #: Connections one client address may hold per worker (a reverse proxy is one client).
     client_connections: int = 32
     log_level: str = "warning"
+    #: The conversations' SQLite file every worker shares (docs/conversations.md); the
+    #: supervisor makes a private one for ``workers > 1``; ":memory:" for one process.
+    conversations_path: str = ":memory:"
 
 
 def pg_pool_default(engines: int) -> int:
@@ -129,6 +135,7 @@ def _build(spec: ServeSpec, worker: int) -> tuple[Any, Any, Any]:
             cors_origins=spec.cors_origins,
             allow_oracle=spec.allow_oracle,
             worker=worker,
+            conversations_path=spec.conversations_path,
         )
         return create_app(pool, settings), pool, provider
     except BaseException:
@@ -276,6 +283,18 @@ class _Supervisor:
         self.stopping = True
 
     def run(self, announce: Any) -> None:
+        # A conversation's next question may reach any worker: they share one file of
+        # conversations, in a folder only this user can read, removed when serving stops.
+        folder = tempfile.mkdtemp(prefix="foretab-conversations-")
+        try:
+            self.spec = dataclasses.replace(
+                self.spec, conversations_path=os.path.join(folder, "conversations.sqlite")
+            )
+            self._run(announce)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _run(self, announce: Any) -> None:
         sock = bind(self.spec.host, self.spec.port)
         previous = {s: signal.signal(s, self._stop) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
