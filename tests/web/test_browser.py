@@ -219,3 +219,49 @@ def test_token_prompt(browser, mini_duckdb, tmp_path) -> None:
             _shot(page, tmp_path, "token")
     finally:
         pool.close()
+
+
+def test_a_three_turn_thread_with_a_clarify_button(browser, served, tmp_path) -> None:
+    """A question, a follow-up whose name is two projects (a choice clicked), a follow-up."""
+    alone = httpx.post(
+        served + "/api/ask",
+        json={
+            "question": "What was the average price of Poly Garden in Huangpu, Shanghai in 2020?"
+        },
+        timeout=30,
+    ).json()["answer"][0][0]
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(served + "/")
+    page.wait_for_selector("#examples button")
+
+    _ask(page, "What was the price of Bund Garden in Huangpu, Shanghai in December 2021?")
+    assert "59,365.31" in page.text_content("#answer-text")
+    assert page.locator("#turns li").count() == 1
+
+    page.fill("#question", "what about Poly Garden?")
+    page.click("#ask")
+    page.locator("#clarify:not([hidden])").wait_for(timeout=20_000)
+    choices = page.locator("#clarify-choices button")
+    assert choices.count() == 2
+    assert "Guangzhou" in choices.nth(0).text_content()
+    assert "Shanghai" in choices.nth(1).text_content()
+    _shot(page, tmp_path, "clarify")
+    choices.nth(1).click()
+    page.locator("#status", has_text="Answered in").wait_for(timeout=20_000)
+    assert page.is_hidden("#clarify")
+    assert "Poly Garden (Huangpu District, Shanghai)" in page.text_content("#turns li:last-child")
+
+    _ask(page, "and in 2020?")
+    assert page.is_hidden("#error")
+    assert f"{alone:,.2f}" in page.text_content("#answer-text")
+    assert "from January 2020 to December 2020" in page.text_content("#turns li:last-child")
+    assert page.locator("#turns li").count() == 4  # question, clarify, choice, follow-up
+    _shot(page, tmp_path, "thread")
+
+    page.click("#new-conversation")
+    assert page.is_hidden("#thread")
+    _ask(page, "and in 2019?")
+    assert "earlier question" in page.text_content("#error-message")
+    assert not errors, errors

@@ -7,6 +7,8 @@
   const number = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
   let lastDoc = null;
   let storeLoaded = false;
+  // The conversation the next question continues (docs/conversations.md); null: a new one.
+  let conversationId = null;
 
   function token() {
     return $("token").value.trim() || sessionStorage.getItem("foretab-token") || "";
@@ -58,6 +60,7 @@
       QuestionError: "Question not understood", ForecastError: "No forecast",
       GuardError: "Query refused", BadRequestError: "Invalid request",
       UnauthorizedError: "Access token needed", RequestTooLargeError: "Request too large",
+      ConversationNotFoundError: "Conversation ended", ConversationFullError: "Conversation full",
     };
     return (names[type] || "Could not answer") + " (" + type + ")";
   }
@@ -160,6 +163,44 @@
     }
   }
 
+  function addTurn(said, shown) {
+    const li = document.createElement("li");
+    const q = document.createElement("q");
+    q.textContent = said;
+    li.appendChild(q);
+    const span = document.createElement("span");
+    span.className = "muted";
+    span.textContent = " → " + shown;
+    li.appendChild(span);
+    $("turns").appendChild(li);
+    $("thread").hidden = false;
+  }
+
+  function newConversation() {
+    conversationId = null;
+    $("turns").textContent = "";
+    $("thread").hidden = true;
+    $("clarify").hidden = true;
+  }
+
+  function renderClarify(doc) {
+    $("result").hidden = true;
+    $("clarify").hidden = false;
+    $("clarify-message").textContent = doc.clarify.message;
+    const list = $("clarify-choices");
+    list.textContent = "";
+    for (const choice of doc.clarify.choices) {
+      const li = document.createElement("li");
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "choice";
+      b.textContent = choice;
+      b.addEventListener("click", () => { $("question").value = choice; ask(choice); });
+      li.appendChild(b);
+      list.appendChild(li);
+    }
+  }
+
   async function ask(question) {
     const button = $("ask");
     button.disabled = true;
@@ -169,7 +210,26 @@
       const body = { question };
       if ($("future").value) body.future = $("future").value;
       if ($("engine").value && $("engine").value !== "rules") body.engine = $("engine").value;
-      const doc = await api("/api/ask", body);
+      if (conversationId) body.conversation_id = conversationId;
+      let doc;
+      try {
+        doc = await api("/api/ask", body);
+      } catch (error) {
+        if (!conversationId || !/^Conversation(NotFound|Full)Error$/.test(error.type)) throw error;
+        // expired or full: the question is asked again, in a new conversation
+        newConversation();
+        delete body.conversation_id;
+        doc = await api("/api/ask", body);
+      }
+      conversationId = doc.conversation_id || null;
+      $("clarify").hidden = true;
+      if (doc.clarify) {
+        addTurn(question, doc.clarify.message);
+        renderClarify(doc);
+        $("status").textContent = "Choose one to go on.";
+        return;
+      }
+      addTurn(question, doc.asked || doc.canonical || doc.text);
       lastDoc = doc;
       $("result").hidden = false;
       renderAnswer(doc);
@@ -200,6 +260,11 @@
         event.preventDefault();
         $("ask-form").requestSubmit();
       }
+    });
+    $("new-conversation").addEventListener("click", () => {
+      newConversation();
+      $("status").textContent = "New conversation.";
+      $("question").focus();
     });
     let resize = null;
     window.addEventListener("resize", () => {
