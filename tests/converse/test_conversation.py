@@ -102,3 +102,27 @@ def test_a_conversation_keeps_its_last_turns_only(engine: Engine) -> None:
     last = talk.ask("and in October 2021?")
     assert len(talk.turns) == 2 and talk.turns[-1] is last
     assert last.answer is not None and last.answer.plan.window.first == Month(2021, 10)
+
+
+def test_text_that_is_no_question_of_its_own_follows_up(engine: Engine) -> None:
+    """Found probing phrasings outside the dialogue set: each was answered alone ("now")."""
+    talk = engine.conversation()
+    talk.ask("What was the average price of Bund Garden in Huangpu, Shanghai in 2020?")
+    same = talk.ask("same for Huamu Terrace in Pudong")
+    assert same.plan is not None and same.plan.window.first == Month(2020, 1)
+    assert [e.name for e in same.plan.entities] == ["Huamu Terrace"]
+    it = talk.ask("what was it in 2019?")
+    assert it.plan is not None and it.plan.window.first == Month(2019, 1)
+    assert [e.name for e in it.plan.entities] == ["Huamu Terrace"]
+    assert talk.ask("max instead").plan.aggregate is Aggregate.MAX  # type: ignore[union-attr]
+    # a question of its own is still asked alone
+    alone = talk.ask(BUND)
+    assert alone.plan is not None and alone.plan.window.first == Month(2021, 12)
+
+
+def test_a_clarify_is_answered_by_naming_the_place(engine: Engine) -> None:
+    talk = engine.conversation()
+    assert talk.ask("What was the price of Poly Garden in December 2021?").clarify is not None
+    picked = talk.ask("the one in Shanghai")
+    assert picked.plan is not None
+    assert [(e.outer, e.name) for e in picked.plan.entities] == [("Shanghai", "Poly Garden")]

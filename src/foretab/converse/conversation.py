@@ -23,7 +23,7 @@ from foretab.core.plan import Language, Plan
 from foretab.core.trace import PlanStep
 from foretab.errors import QuestionError
 from foretab.limits import check_question
-from foretab.parse.entities import AmbiguousNameError
+from foretab.parse.entities import AmbiguousNameError, MentionKind
 from foretab.parse.question import is_chinese
 from foretab.parse.text import has_cjk
 
@@ -140,22 +140,46 @@ class Conversation:
             picked = self._pick(pending, text)
             if picked is not None:
                 return picked
-        if not is_follow_up(text):
+        if not is_follow_up(text, in_conversation=bool(self.turns)):
             return None
         try:
             return resolve_follow_up(self.plans, text, self._words)
         except AmbiguousNameError as error:
             raise QuestionError(error.message, suggestions=error.suggestions) from None
 
+    def _by_place(self, pending: Clarify, text: str) -> Plan | None:
+        """The one choice in the place the text names ("the one in Suzhou", 吴江那个), if one."""
+        index = self._words.index
+        places: set[tuple[str, str | None]] = set()
+        for mention in index.find_mentions(text):
+            if mention.kind is MentionKind.OUTER:
+                places.update((index.outers[i], None) for i in mention.ids)
+            elif mention.kind is MentionKind.INNER:
+                places.update(index.inners[i] for i in mention.ids)
+        if not places:
+            return None
+        fits = [
+            choice.plan
+            for choice in pending.choices
+            if choice.plan.entities
+            and all(
+                (ref.outer, None) in places or (ref.outer, ref.inner) in places
+                for ref in choice.plan.entities
+            )
+        ]
+        return fits[0] if len(fits) == 1 else None
+
     def _clarify(self, text: str, error: AmbiguousNameError) -> Clarify:
         language = Language.ZH if is_chinese(text) else Language.EN
         return clarify_question(text, error, language, self._words.index, self._planner.parse)
 
-    @staticmethod
-    def _pick(pending: Clarify, text: str) -> Plan | None:
+    def _pick(self, pending: Clarify, text: str) -> Plan | None:
         same = pending.matching(text)
         if same is not None:
             return same
+        by_place = self._by_place(pending, text)
+        if by_place is not None:
+            return by_place
         words = words_of(has_cjk(text))
         if words.both.search(text):
             return pending.every()

@@ -47,9 +47,23 @@ _FLIP = {
 }
 
 
-def is_follow_up(text: str) -> bool:
-    """True when ``text`` reads as a follow-up ("and next year?", 那明年呢？) in its language."""
-    return bool(words_of(is_chinese(text) or has_cjk(text)).follow_up.search(text))
+def is_follow_up(text: str, *, in_conversation: bool = False) -> bool:
+    """True when ``text`` reads as a follow-up ("and next year?", 那明年呢？) in its language.
+
+    ``in_conversation``: there is an earlier question; then text that does not open as a
+    question of its own ("same for X", "max instead", "the one in Suzhou"), or that asks
+    about "it" without naming anything, follows it up too — never answered alone with a
+    default time or measure the thread did not mean.
+    """
+    words = words_of(is_chinese(text) or has_cjk(text))
+    if words.follow_up.search(text):
+        return True
+    if not in_conversation:
+        return False
+    if not words.full_question.search(text):
+        return True
+    capitalised = re.search(r"(?<!^)(?<![.?!]\s)\b[A-Z]", text.strip())
+    return bool(words.pronoun.search(text)) and capitalised is None
 
 
 def no_earlier_question(text: str) -> QuestionError:

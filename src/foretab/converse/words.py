@@ -33,6 +33,11 @@ class FollowUpWords:
     each: re.Pattern[str]
     #: words a follow-up may hold that mean nothing of their own ("and", "instead", 那, 呢)
     filler: re.Pattern[str]
+    #: how a question of its own opens ("What …", "Which …", "Will …"): inside a
+    #: conversation, text that opens otherwise ("same for X", "max instead") is a follow-up
+    full_question: re.Pattern[str]
+    #: "it" / "that": the previous subject, inside a question that names none
+    pronoun: re.Pattern[str]
 
 
 ORDINALS = {

@@ -22,6 +22,9 @@ WORDS = FollowUpWords(
     mean=re.compile(r"平均|均值"),
     each=re.compile(r"每个?月|逐月|分别"),
     filler=re.compile(
-        r"那么|那|呢|吗|吧|的|了|换成|改成|换为|是|多少|和|跟|与|同|相?比|对比|要|呀|啊|[？?。！!，,\s]+"
+        r"那么|那|呢|吗|吧|的|了|换成|改成|换为|是|多少|和|跟|与|同|相?比|对比|要|呀|啊|它|其|[？?。！!，,\s]+"
     ),
+    # a Chinese question of its own names its subject; follow-ups open with 那 / 换成 / 和…
+    full_question=re.compile(r"^(?!\s*(?:那|换成|改成|换为|和|跟|与|同|第|两个|都|全部))"),
+    pronoun=re.compile(r"它|其"),
 )
