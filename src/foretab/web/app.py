@@ -350,7 +350,10 @@ def _add_api(app: FastAPI, pool: EnginePool, settings: AppSettings) -> None:
         await anyio.to_thread.run_sync(
             conversations.save, owner, conversation_id, [*said, request.question]
         )
-        return _json(rendered)
+        response = _json(rendered)
+        # which process answered (`serve --workers N`): a conversation may move between them
+        response.headers["x-foretab-worker"] = str(settings.worker)
+        return response
 
     @app.post("/api/sql", response_model=SqlResultDoc, responses=_ERRORS, tags=["store"])
     async def sql(request: SqlRequest) -> Response:
