@@ -37,3 +37,16 @@ def test_a_follow_up_is_sent_as_the_whole_question(fake_openai, mini_duckdb) -> 
     assert asked == "The price of Bund Garden (Huangpu District, Shanghai) in March 2022?"
     assert asked == turn.asked and "and by" not in asked
     assert turn.answer.plan.window.first.label == "March 2022"
+
+
+@pytest.mark.slow  # the hybrid engine over the store, ~3 s
+def test_a_hybrid_conversation_sends_nothing_for_rules_questions(fake_openai, mini_duckdb) -> None:
+    fake_openai.respond_with(lambda body: "[[1.0]]")
+    llm = OpenAIProvider(fake_openai.options())
+    with build_engine(mini_duckdb, "hybrid", llm=llm, future="oracle") as engine:
+        talk = engine.conversation()
+        first = talk.ask(QUESTION)
+        follow = talk.ask("and by March 2022?")
+    assert first.answer is not None and first.answer.engine == "hybrid:rules"
+    assert follow.plan is not None and follow.plan.window.first.label == "March 2022"
+    assert fake_openai.requests == []

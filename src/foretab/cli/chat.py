@@ -72,9 +72,8 @@ def chat(
         raise typer.BadParameter("use model, oracle or none", param_hint="--future")
     out = Console(highlight=False)
     with open_engine(db, engine, future=future) as built:
-        # a hybrid engine's follow-ups are planned by its rules engine
-        rules = getattr(built, "rules", built)
-        talk = rules.conversation()
+        # a hybrid engine asks questions of their own as `ask` does; follow-ups by its rules
+        talk = built.conversation()
         if not as_json:
             out.print(cell(HELP_TEXT, "dim"))
         for line in _lines(history):
@@ -84,7 +83,7 @@ def chat(
             if text in ("/quit", "/exit"):
                 break
             if text == "/new":
-                talk = rules.conversation()
+                talk = built.conversation()
                 out.print(cell("(new conversation)", "dim"))
                 continue
             if text == "/help":

@@ -14,6 +14,7 @@ from foretab.limits import check_question
 if TYPE_CHECKING:
     from sqlglot import exp
 
+    from foretab.converse import Conversation
     from foretab.core.stages import FutureSource
     from foretab.engine.context import StoreContext
     from foretab.engine.llm import LLMEngine
@@ -84,6 +85,12 @@ class HybridEngine:
         self.last_engine = "rules"
         steps = [PlanStep(self.rules.planner.name, seconds)]
         return self.rules.answer(question, self.rules.checked(plan), steps)
+
+    def conversation(self) -> Conversation:
+        """A conversation: questions of their own as ``ask`` answers them, follow-ups by the rules."""
+        from foretab.converse import Conversation
+
+        return Conversation(self)
 
     def close(self) -> None:
         self.rules.close()
