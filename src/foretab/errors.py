@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class ForetabError(Exception):
     """Root of every error foretab raises on purpose.
@@ -64,7 +66,28 @@ class UnknownEntityError(QuestionError):
 
 
 class AmbiguousEntityError(QuestionError):
-    """A name in the question matches several catalog entries equally well."""
+    """A name in the question matches several catalog entries equally well.
+
+    Where the name is one exact catalog name of several entities, ``mention`` is it,
+    ``start``/``end`` its characters in the text linked and ``candidates`` the entities
+    (``EntityRef``), for a clarifying choice (docs/design.md §4.3); else they are empty.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        suggestions: tuple[str, ...] | list[str] = (),
+        mention: str = "",
+        start: int = 0,
+        end: int = 0,
+        candidates: tuple[Any, ...] | list[Any] = (),
+    ) -> None:
+        super().__init__(message, suggestions=suggestions)
+        self.mention = mention
+        self.start = start
+        self.end = end
+        self.candidates = tuple(candidates)
 
 
 class ForecastError(ForetabError):

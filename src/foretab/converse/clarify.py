@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 
 from foretab.core.canonical import canonical
 from foretab.core.plan import EntityRef, Language, Plan
-from foretab.errors import QuestionError
-from foretab.parse.entities import AmbiguousNameError, EntityIndex
+from foretab.errors import AmbiguousEntityError, QuestionError
+from foretab.parse.entities import EntityIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +92,9 @@ def full_question(plan: Plan, index: EntityIndex) -> str:
     return text[:1].upper() + text[1:] + ("" if text.endswith("?") else "?")
 
 
-def _message(error: AmbiguousNameError, count: int, language: Language, index: EntityIndex) -> str:
+def _message(
+    error: AmbiguousEntityError, count: int, language: Language, index: EntityIndex
+) -> str:
     if language is Language.ZH:
         return f"“{error.mention}”有{count}个{index.wording.entity_zh}，请选择一个："
     return f"'{error.mention}' is {count} {index.wording.entities}: which one do you mean?"
@@ -100,7 +102,7 @@ def _message(error: AmbiguousNameError, count: int, language: Language, index: E
 
 def clarify_question(
     question: str,
-    error: AmbiguousNameError,
+    error: AmbiguousEntityError,
     language: Language,
     index: EntityIndex,
     plan_of: Callable[[str], Plan],
@@ -123,7 +125,7 @@ def clarify_question(
 
 
 def clarify_plans(
-    error: AmbiguousNameError,
+    error: AmbiguousEntityError,
     plans: Sequence[tuple[EntityRef, Plan]],
     language: Language,
     index: EntityIndex,

@@ -21,9 +21,9 @@ from foretab.core.answer import Answer
 from foretab.core.canonical import canonical
 from foretab.core.plan import Language, Plan
 from foretab.core.trace import PlanStep
-from foretab.errors import QuestionError
+from foretab.errors import AmbiguousEntityError, QuestionError
 from foretab.limits import check_question
-from foretab.parse.entities import AmbiguousNameError, MentionKind
+from foretab.parse.entities import MentionKind
 from foretab.parse.question import is_chinese
 from foretab.parse.text import has_cjk
 
@@ -97,7 +97,7 @@ class Conversation:
         if planned is None:
             try:
                 answer = self.engine.ask(text)
-            except AmbiguousNameError as error:
+            except AmbiguousEntityError as error:
                 turn = Turn(text, clarify=self._clarify(text, error))
             else:
                 turn = self._answered(text, answer.plan, answer)
@@ -121,7 +121,7 @@ class Conversation:
                 if planned is None:
                     try:
                         planned = self._planner.parse(text)
-                    except AmbiguousNameError as error:
+                    except AmbiguousEntityError as error:
                         planned = self._clarify(text, error)
             except QuestionError:
                 continue
@@ -144,7 +144,7 @@ class Conversation:
             return None
         try:
             return resolve_follow_up(self.plans, text, self._words)
-        except AmbiguousNameError as error:
+        except AmbiguousEntityError as error:
             raise QuestionError(error.message, suggestions=error.suggestions) from None
 
     def _by_place(self, pending: Clarify, text: str) -> Plan | None:
@@ -169,7 +169,7 @@ class Conversation:
         ]
         return fits[0] if len(fits) == 1 else None
 
-    def _clarify(self, text: str, error: AmbiguousNameError) -> Clarify:
+    def _clarify(self, text: str, error: AmbiguousEntityError) -> Clarify:
         language = Language.ZH if is_chinese(text) else Language.EN
         return clarify_question(text, error, language, self._words.index, self._planner.parse)
 

@@ -15,9 +15,9 @@ from foretab.converse import en, zh
 from foretab.converse.words import FollowUpWords
 from foretab.core.months import Month
 from foretab.core.plan import EntityRef, Extreme, Language, Metric, ScopeRef, TimeWindow
-from foretab.errors import QuestionError
+from foretab.errors import AmbiguousEntityError, QuestionError
 from foretab.parse.claims import Pass, Span
-from foretab.parse.entities import AmbiguousNameError, EntityIndex, Linked
+from foretab.parse.entities import EntityIndex, Linked
 from foretab.parse.lexicon import Lexicon
 from foretab.parse.passes import Resolved, entity_pass, link_pass, measure_pass, time_pass
 from foretab.parse.question import read_question
@@ -43,7 +43,7 @@ class Reading:
     entities: tuple[EntityRef, ...] = ()
     places: tuple[ScopeRef, ...] = ()
     #: a name that is several entities: one clarifying choice each
-    ambiguous: AmbiguousNameError | None = None
+    ambiguous: AmbiguousEntityError | None = None
     #: "compared with X" / 和X比: X joins the subjects instead of replacing them
     add: bool = False
     window: TimeWindow | None = None
@@ -100,14 +100,16 @@ def read_follow_up(text: str, store: StoreWords) -> Reading:
     }
     cues = [Span(m.start(), m.end(), Pass.CUE, name) for name, m in found.items() if m is not None]
     claims = measured.claims.add(own).add(cues)
-    ambiguous: AmbiguousNameError | None = None
+    ambiguous: AmbiguousEntityError | None = None
     linked = _NO_NAMES
     if timed.found.mentions or _name_like(claims.mask(blanked), words):
         try:
             resolved = link_pass(timed, index)
             linked = resolved.linked
             claims = claims.add(s for s in resolved.claims.spans if s.by is Pass.ENTITY)
-        except AmbiguousNameError as error:
+        except AmbiguousEntityError as error:
+            if not error.candidates:  # a fuzzy near-tie: no exact name to offer choices of
+                raise
             ambiguous = error
             claims = claims.add([Span(error.start, error.end, Pass.ENTITY, "name")])
     _refuse_leftover(claims.mask(text, fill=" "), words, read.zh)

@@ -51,30 +51,6 @@ def _zh(aliases: Iterable[str]) -> str:
     return next((a for a in aliases if has_cjk(a)), "")
 
 
-class AmbiguousNameError(AmbiguousEntityError):
-    """A name of several catalog entities, with where it was read and who they are.
-
-    ``start``/``end`` are the name's characters in the text that was linked; ``candidates``
-    the entities it names, for a clarifying choice (docs/design.md §4.3).
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        suggestions: Sequence[str],
-        mention: str,
-        start: int,
-        end: int,
-        candidates: Sequence[EntityRef],
-    ) -> None:
-        super().__init__(message, suggestions=list(suggestions))
-        self.mention = mention
-        self.start = start
-        self.end = end
-        self.candidates = tuple(candidates)
-
-
 class MentionKind(StrEnum):
     """What a span of the question names."""
 
@@ -594,7 +570,7 @@ class EntityIndex:
                 )
             ids = in_scope
         if len(ids) > 1:
-            raise AmbiguousNameError(
+            raise AmbiguousEntityError(
                 f"{self.noun} '{mention.text}' exists in several places: "
                 f"{', '.join(self._label(p) for p in ids[:6])}; "
                 f"add its {' and '.join(self.wording.groups)}",
