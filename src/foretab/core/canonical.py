@@ -109,7 +109,12 @@ def _place(plan: Plan) -> str:
         assert t is not None
         side = "above" if t.above else "below"
         return f"whether {what} of {places[0]} {when} is {side} {t.value:,.0f}"
-    return f"how many {plan.wording.entities} of {_list(places)} have a {_measure(plan)} {_bounds(query)} {when}"
+    # "have a price above 20,000", "have units sold above 50" (a plural measure takes no article)
+    article = "" if plan.metric is Metric.UNITS else "a "
+    return (
+        f"how many {plan.wording.entities} of {_list(places)} have {article}{_measure(plan)} "
+        f"{_bounds(query)} {when}"
+    )
 
 
 def _inner(plan: Plan) -> str:
