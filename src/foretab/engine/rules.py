@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from foretab.analyze import RuleAnalyzer
+from foretab.analyze.calibration import ProbabilityCalibration, load_calibration
 from foretab.core.stages import Analyzer, FutureSource, HistoryReader, Planner, TableRetriever
 from foretab.engine.context import StoreSession
 from foretab.engine.core import Stages
@@ -76,5 +77,13 @@ def rule_stages(
         reader=chosen(reader, session)
         or GuardedHistoryReader(session.guard, context.schema.columns),
         future=chosen(future_source, session) or model_future(session, future, model, level),
-        analyzer=chosen(analyzer, session) or RuleAnalyzer(decision),
+        analyzer=chosen(analyzer, session)
+        or RuleAnalyzer(decision, calibration=lambda: store_calibration(session)),
     )
+
+
+def store_calibration(session: StoreSession) -> ProbabilityCalibration | None:
+    """The probability calibration saved with the session's store (for its model), if any."""
+    from foretab.forecast.store import ARTIFACT_NAME
+
+    return load_calibration(session.store, ARTIFACT_NAME)

@@ -240,7 +240,8 @@ def compare_cmd(
 
     QA runs: the reasoning items of two `bench run --details` files, matched by id; both
     runs' accuracy and F1, B minus A with a 95% paired-bootstrap interval, how many items
-    only one of them got right, and McNemar's exact p-value on those. Forecasting and
+    only one of them got right, McNemar's exact p-value on those, and the Brier score of
+    the stated probabilities per kind, B minus A with its paired interval. Forecasting and
     imputation runs: the cells both scored; MAE and MRE, B minus A with a 95% interval
     that resamples whole series. An interval that holds 0 means the split cannot tell the
     two runs apart.
@@ -270,11 +271,34 @@ def compare_cmd(
         )  # fmt: skip
         Console().print(f"McNemar exact p = {result.mcnemar_p:.4g}")
         data = result.to_dict()
+        data["brier"] = _print_brier(before, after)
     if json_out is not None:
         import json
 
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def _print_brier(before: Path, after: Path) -> list[dict[str, object]]:
+    """The paired Brier change per kind of stated probability (issue 30), if any."""
+    from dataclasses import asdict
+
+    from foretab.bench.qa.reliability import compare_brier, read_stated
+
+    rows = compare_brier(read_stated(before), read_stated(after))
+    if not rows:
+        return []
+    grid = Table(title="Brier score of the stated probabilities (lower is better)")
+    for column in ("kind", "items", "A", "B", f"B − A ({rows[0].level:.0%} interval)"):
+        grid.add_column(column, justify="left" if column == "kind" else "right")
+    for row in rows:
+        change, low, high = row.change
+        grid.add_row(
+            row.kind, f"{row.items:,}", f"{row.brier[0]:.4f}", f"{row.brier[1]:.4f}",
+            f"{change:+.4f} ({low:+.4f} to {high:+.4f})",
+        )  # fmt: skip
+    Console().print(grid)
+    return [asdict(row) for row in rows]
 
 
 def _print_comparison(
