@@ -40,9 +40,19 @@ class Reliability:
     spiegelhalter_z: float
     brier: float
     ece: float
+    #: per non-empty bin of stated probability: (answers, mean stated, share right)
+    bins: tuple[tuple[int, float, float], ...] = ()
 
-    def to_dict(self) -> dict[str, float | int]:
-        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            k: (round(v, 4) if isinstance(v, float) else v)
+            for k, v in asdict(self).items()
+            if k != "bins"
+        }
+        out["bins"] = [
+            {"n": n, "stated": round(p, 4), "observed": round(o, 4)} for n, p, o in self.bins
+        ]
+        return out
 
 
 def spiegelhalter_z(p: np.ndarray, y: np.ndarray) -> float:
@@ -53,14 +63,19 @@ def spiegelhalter_z(p: np.ndarray, y: np.ndarray) -> float:
     return float(np.sum((y - p) * (1 - 2 * p)) / math.sqrt(variance))
 
 
-def ece(p: np.ndarray, y: np.ndarray, bins: int = BINS) -> float:
-    """Expected calibration error: the answers-weighted |stated − share right| per bin."""
+def binned(p: np.ndarray, y: np.ndarray, bins: int = BINS) -> list[tuple[int, float, float]]:
+    """Per non-empty equal-width bin: (answers, mean stated, share right)."""
     index = np.minimum((p * bins).astype(int), bins - 1)
-    total = 0.0
+    out = []
     for k in np.unique(index):
         mask = index == k
-        total += mask.sum() * abs(p[mask].mean() - y[mask].mean())
-    return float(total / p.size)
+        out.append((int(mask.sum()), float(p[mask].mean()), float(y[mask].mean())))
+    return out
+
+
+def ece(p: np.ndarray, y: np.ndarray, bins: int = BINS) -> float:
+    """Expected calibration error: the answers-weighted |stated − share right| per bin."""
+    return float(sum(n * abs(s - o) for n, s, o in binned(p, y, bins)) / p.size)
 
 
 def reliability(p: Sequence[float], y: Sequence[bool]) -> Reliability:
@@ -73,12 +88,13 @@ def reliability(p: Sequence[float], y: Sequence[bool]) -> Reliability:
         spiegelhalter_z=spiegelhalter_z(ps, ys),
         brier=float(np.mean((ps - ys) ** 2)),
         ece=ece(ps, ys),
+        bins=tuple(binned(ps, ys)),
     )
 
 
 def by_kind(
     rows: Iterable[tuple[str, float, bool]],
-) -> dict[str, dict[str, float | int]]:
+) -> dict[str, dict[str, object]]:
     """``(kind, stated, right)`` rows → the figures per kind, and over all (``all``)."""
     grouped: dict[str, list[tuple[float, bool]]] = defaultdict(list)
     for kind, p, right in rows:

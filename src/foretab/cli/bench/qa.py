@@ -136,9 +136,9 @@ def run(
     if probe is not None:
         probe.close()
     stages: dict[str, object] = {}
-    from foretab.analyze import RuleAnalyzer
     from foretab.analyze.probability import DEFAULT_DECISION
     from foretab.analyze.scenarios import Copula
+    from foretab.engine.rules import StoreRuleAnalyzer
 
     chosen = Copula()
     if month_correlation is not None or shared_correlation is not None:
@@ -148,8 +148,10 @@ def run(
         )
     if decision != DEFAULT_DECISION or chosen != Copula():
         # The default engine already decides this way, with the default scenarios.
-        stages["analyzer"] = RuleAnalyzer(decision, chosen)
+        stages["analyzer"] = StoreRuleAnalyzer(decision, chosen)
     copula = f"months {chosen.months:g}, shared {chosen.shared:g}"
+    meta = {"engine": engine.kind, "decision": decision, "copula": copula}
+    meta["probability_calibration"] = _calibration_in_force(db)
     items = read_items(dataset)
     if limit is not None:
         items = items[:limit]
@@ -163,7 +165,7 @@ def run(
             result = run_parallel(
                 db, items, workers=workers, ablation=ablation, model=model,
                 dataset=str(dataset), progress=progress,
-                meta={"engine": engine.kind, "decision": decision, "copula": copula},
+                meta=meta,
                 choice=engine, stages=stages,
             )  # fmt: skip
         else:
@@ -172,7 +174,7 @@ def run(
                 result = run_benchmark(
                     built, items, ablation=ablation, model=model,
                     dataset=str(dataset), progress=progress,
-                    meta={"engine": engine.kind, "decision": decision, "copula": copula},
+                    meta=meta,
                 )  # fmt: skip
             finally:
                 close = getattr(built, "close", None)
@@ -191,6 +193,17 @@ def run(
     if report is not None:
         write_report([data], report)
     _print_run(data)
+
+
+def _calibration_in_force(db: str) -> str:
+    """The store's probability calibration in words, for the run's JSON ("none": shares)."""
+    from foretab.analyze.calibration import load_calibration
+    from foretab.forecast.store import ARTIFACT_NAME
+    from foretab.store import open_history
+
+    with open_history(db) as store:
+        calibration = load_calibration(store, ARTIFACT_NAME)
+    return "none" if calibration is None else calibration.described or "fitted"
 
 
 def _print_run(data: dict[str, object]) -> None:
