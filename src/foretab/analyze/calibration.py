@@ -50,10 +50,13 @@ class ProbabilityKind(StrEnum):
     THRESHOLD = "threshold"  # one project above / below a value
     WHICH_MONTH = "which-month"  # the month a project peaks or bottoms in
     SCOPE = "scope"  # a district's or city's pick, top N or range
+    PLACE = "place"  # districts or cities as wholes: rise / fall, which rises most, above
 
 
 def kind_of(plan: Plan) -> ProbabilityKind:
     """The kind of the probability an answer to ``plan`` states."""
+    if plan.place is not None:
+        return ProbabilityKind.PLACE
     if plan.scopes:
         return ProbabilityKind.SCOPE
     if plan.which_month is not None:

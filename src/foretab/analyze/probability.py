@@ -26,6 +26,7 @@ import numpy as np
 from foretab.analyze import scenarios
 from foretab.analyze.calibration import how_stated, stated
 from foretab.analyze.intervals import with_change_intervals, with_intervals
+from foretab.analyze.place_odds import decide_place
 from foretab.analyze.scenarios import (
     draw_months,
     draw_targets,
@@ -82,7 +83,8 @@ def decide(
     if not plan.needs_forecast or not forecast.points:
         return point
     if plan.place is not None:
-        return point  # a place's forecast is the mean of its projects' points (no interval yet)
+        # A place's probabilities come from its projects' scenarios (no intervals yet).
+        return decide_place(plan, history, forecast, point, rule)
     if plan.scopes:
         return decide_scope(plan, history, forecast, point, rule)
     if plan.metric is not Metric.VALUE:
