@@ -114,7 +114,7 @@ def _by_kind(runs: list[RunJson]) -> list[RunJson]:
 
 def _kind_label(run: RunJson) -> str:
     split = Path(str(run.get("dataset", ""))).stem or "?"
-    how = run.get("probability_calibration") or "none"
+    how = run.get("calibration_methods") or run.get("probability_calibration") or "none"
     return f"{split}, calibration: {how}"
 
 

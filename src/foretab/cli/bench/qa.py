@@ -151,7 +151,7 @@ def run(
         stages["analyzer"] = StoreRuleAnalyzer(decision, chosen)
     copula = f"months {chosen.months:g}, shared {chosen.shared:g}"
     meta = {"engine": engine.kind, "decision": decision, "copula": copula}
-    meta["probability_calibration"] = _calibration_in_force(db)
+    meta["probability_calibration"], meta["calibration_methods"] = _calibration_in_force(db)
     items = read_items(dataset)
     if limit is not None:
         items = items[:limit]
@@ -195,15 +195,18 @@ def run(
     _print_run(data)
 
 
-def _calibration_in_force(db: str) -> str:
-    """The store's probability calibration in words, for the run's JSON ("none": shares)."""
+def _calibration_in_force(db: str) -> tuple[str, str]:
+    """The store's probability calibration in words and its methods ("none": shares)."""
     from foretab.analyze.calibration import load_calibration
     from foretab.forecast.store import ARTIFACT_NAME
     from foretab.store import open_history
 
     with open_history(db) as store:
         calibration = load_calibration(store, ARTIFACT_NAME)
-    return "none" if calibration is None else calibration.described or "fitted"
+    if calibration is None or not calibration.curves:
+        return "none", "none"
+    methods = ", ".join(sorted({c.method for c in calibration.curves.values()}))
+    return calibration.described, methods
 
 
 def _print_run(data: dict[str, object]) -> None:
