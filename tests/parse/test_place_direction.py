@@ -64,7 +64,9 @@ def test_will_several_places_rise_asks_each(corpus_index: EntityIndex, question:
 
 
 def test_which_of_several_places_rises_more_is_still_a_ranking(corpus_index: EntityIndex) -> None:
-    plan = parse_question("Which of Jiangning and Gulou will rise more next month?", corpus_index, R)
+    plan = parse_question(
+        "Which of Jiangning and Gulou will rise more next month?", corpus_index, R
+    )
     assert plan.place is not None
     assert (plan.place.op, plan.place.extreme) == (PlaceOp.COMPARE, Extreme.HIGHEST)
     assert plan.place.change is ChangeMeasure.ABSOLUTE
