@@ -96,7 +96,7 @@ def decide_place(
         best = int(np.argmax(probs))
     how = (
         f"probability: share of {scenarios.described(n)} of the places' mean "
-        f"(each project drawn, shared shocks within a district), {how_stated(plan)}"
+        f"(each entity drawn, a shared shock within each group), {how_stated(plan)}"
     )
     zh = plan.language is Language.ZH
     share = float(probs[point_code])

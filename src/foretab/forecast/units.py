@@ -96,7 +96,7 @@ def training_rows(units: np.ndarray, first_month: int) -> tuple[np.ndarray, np.n
                 xs.append(features(units[rows], origin, h, first_month))
                 ys.append(y[rows])
     if not xs:
-        raise ValueError("no project has units to learn from in the history")
+        raise ValueError("no entity has units to learn from in the history")
     return np.concatenate(xs), np.concatenate(ys)
 
 
