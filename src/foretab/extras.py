@@ -10,7 +10,7 @@ from foretab.errors import ForetabError
 EXTRAS = {
     "serve": "foretab serve and its web page",
     "llm": "the LLM engines and table QA",
-    "bench": "the benchmarks' charts and the HTTP load test",
+    "bench": "the benchmarks' charts, the HTTP load test and fitting probability calibrations",
     "neural": "the torch-based forecasting models",
 }
 
