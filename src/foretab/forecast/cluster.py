@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import warnings
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -145,8 +146,11 @@ def _trainer(client: Any, workers: int) -> BoosterTrainer:
         dw = None if weight is None else spread(weight.astype(float))
         local = {k: v for k, v in params.items() if k not in _SINGLE_PROCESS_ONLY}
         model = DaskLGBMRegressor(client=client, n_estimators=rounds, **local)
-        with client.as_current():  # lightgbm.dask waits on the current client's futures
-            model.fit(dx, dy, sample_weight=dw)
+        with client.as_current(), warnings.catch_warnings():
+            # lightgbm.dask sets each worker's threads from its Dask cores itself, and says
+            # so about the sklearn wrapper's n_jobs: expected, not a problem to report.
+            warnings.filterwarnings("ignore", r"Parameter (n_jobs|num_threads) will be ignored")
+            model.fit(dx, dy, sample_weight=dw)  # waits on the current client's futures
         return model.booster_
 
     return train
