@@ -206,10 +206,11 @@ def plot_scale(rows: Sequence[ScaleRow], path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    units = list(dict.fromkeys(unit for _, _, unit in MEASURES))
-    fig, axes = plt.subplots(1, len(units), figsize=(4.2 * len(units), 3.8))
+    measured = [m for m in MEASURES if any(float(getattr(r, m[0])) > 0 for r in rows)]
+    units = list(dict.fromkeys(unit for _, _, unit in measured))
+    fig, axes = plt.subplots(1, max(1, len(units)), figsize=(4.2 * max(1, len(units)), 3.8))
     for ax, unit in zip(np.atleast_1d(axes), units, strict=True):
-        for key, label, u in MEASURES:
+        for key, label, u in measured:
             if u != unit:
                 continue
             for backend in sorted({r.backend for r in rows}):
