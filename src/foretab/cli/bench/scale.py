@@ -53,6 +53,12 @@ def scale(
     nice: Annotated[
         int, typer.Option(help="Run every stage under `nice -n N` (a shared machine).")
     ] = 0,
+    duckdb: Annotated[
+        bool,
+        typer.Option(
+            "--duckdb/--no-duckdb", help="Measure DuckDB stores (--no-duckdb: --pg only)."
+        ),
+    ] = True,
     append: Annotated[
         bool,
         typer.Option(
@@ -78,10 +84,12 @@ def scale(
     )
 
     ks = _sizes(sizes)
+    if not duckdb and pg is None:
+        raise typer.BadParameter("--no-duckdb leaves nothing to measure: add --pg URL")
     out.mkdir(parents=True, exist_ok=True)
     json_path = out / "scale.json"
     rows = read_rows(json_path) if append and json_path.exists() else []
-    targets: list[tuple[int, str | None]] = [(k, None) for k in ks]
+    targets: list[tuple[int, str | None]] = [(k, None) for k in ks] if duckdb else []
     if pg is not None:
         base = pg.rstrip("/")
         targets += [(k, f"{base}/foretab_scale_{k}") for k in ks]
