@@ -101,3 +101,16 @@ def test_the_cluster_model_scores_the_hold_out_within_one_percent_of_the_local_o
     assert paired.cells > 1000
     local_mae, cluster_mae = paired.mae
     assert cluster_mae <= local_mae * 1.01, paired
+
+
+def test_train_with_a_non_dask_cluster_address_exits_naming_the_form(mini_duckdb: str) -> None:
+    from typer.testing import CliRunner
+
+    from foretab.cli.bench import forecast as _commands  # noqa: F401  (registers commands)
+    from foretab.cli.main import app
+
+    result = CliRunner().invoke(
+        app, ["train", "--db", mini_duckdb, "--cluster", "tcp://127.0.0.1:8786"]
+    )
+    assert result.exit_code != 0
+    assert "dask://HOST:PORT" in result.output
