@@ -65,7 +65,16 @@ def register_commands() -> None:
         store_cmds,
         tableqa,
     )
-    from foretab.cli.bench import calibrate, databench, forecast, latency, qa, retqa, units  # noqa: F401
+    from foretab.cli.bench import (  # noqa: F401
+        calibrate,
+        databench,
+        forecast,
+        latency,
+        qa,
+        retqa,
+        scale,
+        units,
+    )
     from foretab.cli.bench import serve as bench_serve  # noqa: F401
 
 
