@@ -154,6 +154,23 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
     return SharedFixtureScheduling(config, log)
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m "not slow"` deselects by the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """``slow_variant("postgresql")``: only those variants of a test are slow.
+
+    A test that waits on a wall-clock limit, a model fit or a server process for a second
+    or more keeps one variant in the fast suite (its DuckDB twin, the zygote path) and runs
+    the others with the slow suite in CI (docs/development.md, "The fast suite").
+    """
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None:
+            continue
+        parts = set(callspec.id.split("-"))
+        if any(parts & set(mark.args) for mark in item.iter_markers("slow_variant")):
+            item.add_marker(pytest.mark.slow)
+
+
 def find_pg_bindir() -> Path | None:
     """The folder holding ``initdb``/``pg_ctl``/``postgres``: PATH first, then Debian's."""
     on_path = shutil.which("initdb")

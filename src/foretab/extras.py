@@ -11,7 +11,7 @@ EXTRAS = {
     "serve": "foretab serve and its web page",
     "chat": "foretab chat's line editing and history",
     "llm": "the LLM engines and table QA",
-    "bench": "the benchmarks' charts and the HTTP load test",
+    "bench": "the benchmarks' charts, the HTTP load test and fitting probability calibrations",
     "neural": "the torch-based forecasting models",
 }
 

@@ -181,6 +181,7 @@ def test_report_has_table_chart_and_weak_templates(
     assert render_markdown(loaded).count("\n| R") >= 20
 
 
+@pytest.mark.slow  # builds a second dataset through the CLI (~3 s of CPU); the library path stays fast
 def test_cli_build_run_and_report(
     bench_store: BenchStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

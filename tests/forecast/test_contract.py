@@ -22,6 +22,7 @@ def _params(names: list[str]) -> list[object]:
         if name in NEURAL:
             marks = [
                 pytest.mark.neural,
+                pytest.mark.slow,  # a torch fit (~4 s); the other forecasters keep the contract fast
                 pytest.mark.skipif(not neural_installed(), reason=NEURAL_MISSING),
             ]
             out.append(pytest.param(name, marks=marks, id=name))

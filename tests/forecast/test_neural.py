@@ -50,6 +50,7 @@ def _step_panel(rng: np.random.Generator, n: int, t: int) -> np.ndarray:
     return panel
 
 
+@pytest.mark.slow
 def test_a_forecast_never_leaves_the_training_targets_range() -> None:
     rng = np.random.default_rng(0)
     model = PatchTSTForecaster(0)

@@ -18,7 +18,7 @@ from foretab.core.answer import plan_doc
 from foretab.engine import Engine
 from foretab.errors import ForetabError
 from foretab.forecast.source import ModelSource
-from tests.doubles import NaiveStoreModel
+from tests.doubles import NaiveStoreModel, SpreadStoreModel
 
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "golden" / "mini.jsonl"
 QUESTIONS: list[tuple[str, str]] = [
@@ -58,6 +58,17 @@ QUESTIONS: list[tuple[str, str]] = [
     ("naive", "Which of Yuzhu Terrace or Dasha Garden in Huangpu District, Guangzhou will be cheaper next month?"),
     # Stale: its history ends in 2019, so the model has nothing to forecast from.
     ("naive", "What will the price of Chebei Lofts in Tianhe District, Guangzhou be next month?"),
+    # issue 30: districts' direction with a probability (from the naive forecast with a
+    # stated spread: it has a distribution),
+    # ranked by change (never by price), and several places each asked whether they rise
+    ("spread", "Will the average price in Pudong, Shanghai rise next month?"),
+    ("spread", "上海浦东新区的均价下个月会涨吗？"),
+    ("spread", "Which district of Shanghai will rise the most next year?"),
+    ("spread", "上海哪个区明年涨得最多？"),
+    ("spread", "Will the average price in Tianhe District, Guangzhou be above 50000 next month?"),
+    ("spread", "Will the average prices of Tianhe and Huangpu, Guangzhou rise next year?"),
+    ("oracle", "Which district of Shanghai rose the most in 2021?"),
+    ("oracle", "广州哪个区2021年跌得最多？"),
 ]  # fmt: skip
 
 
@@ -65,6 +76,10 @@ def engine_for(db: str, future: str) -> Engine:
     if future == "naive":
         return Engine.open(
             db, future_source=lambda e: ModelSource.with_store_dates(NaiveStoreModel(), e.store)
+        )
+    if future == "spread":
+        return Engine.open(
+            db, future_source=lambda e: ModelSource.with_store_dates(SpreadStoreModel(), e.store)
         )
     return Engine.open(db, future=future)  # type: ignore[arg-type]
 

@@ -80,6 +80,7 @@ def _tableqa(tmp_path: Path, url: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
 
 
+@pytest.mark.slow_variant("userinfo")  # a CLI process each (~2 s of CPU); "query" stays fast
 @pytest.mark.parametrize("kind", ["userinfo", "query"])
 def test_cli_errors_never_show_the_key(echoing_server, tmp_path, kind) -> None:
     port = echoing_server.port

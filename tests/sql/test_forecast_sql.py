@@ -176,6 +176,7 @@ def test_entities_must_be_the_tables(engine: Engine, names: list[str]) -> None:
     assert names[-1] in caught.value.message
 
 
+@pytest.mark.slow_variant("postgresql")
 def test_model_loading_is_not_the_statements_time(model_db: str) -> None:
     """The model file loads once per engine (like opening the store), outside the limit."""
     from foretab.store import open_history
@@ -212,6 +213,7 @@ def test_row_cap_holds(model_db: str) -> None:
         capped.sql(f"SELECT * FROM forecast('{HISTORY_2021}', horizon => 1)")
 
 
+@pytest.mark.slow_variant("postgresql")
 def test_time_limit_counts_the_forecast(model_db: str) -> None:
     """The engine-side forecast shares the statement's time limit."""
     from foretab.store import open_history
@@ -238,6 +240,7 @@ def test_time_limit_counts_the_forecast(model_db: str) -> None:
                 guard.execute(runaway)
 
 
+@pytest.mark.slow_variant("postgresql")
 def test_memory_and_result_caps_hold(model_db: str) -> None:
     """The statement runs in the worker under its caps, forecasts or not."""
     from foretab.store import open_history

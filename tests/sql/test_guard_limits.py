@@ -37,6 +37,7 @@ def _after_is_usable(guard: GuardedExecutor) -> None:
     assert guard.execute(f"SELECT count(*) FROM {T}").rows == ((24,),)
 
 
+@pytest.mark.slow_variant("postgresql", "planner")  # a second of CPU each; duckdb-parse stays
 @pytest.mark.parametrize("statement", [PLANNER_BOMB, PARSE_BOMB], ids=["planner", "parse"])
 def test_statement_stops_within_twice_its_limit(store, clean_cwd, statement: str) -> None:
     limit = 1.0
@@ -51,6 +52,7 @@ def test_statement_stops_within_twice_its_limit(store, clean_cwd, statement: str
     assert waited < 2 * limit
 
 
+@pytest.mark.slow_variant("postgresql")
 def test_memory_bomb_is_the_normal_error_and_this_process_stays_small(store, clean_cwd) -> None:
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     with GuardedExecutor(store.db, timeout_s=2.0, memory_bytes=512 * MIB) as guard:
@@ -65,6 +67,7 @@ def test_memory_bomb_is_the_normal_error_and_this_process_stays_small(store, cle
     assert grown < 200 * MIB
 
 
+@pytest.mark.slow_variant("postgresql")
 def test_huge_values_under_a_low_cap_are_the_normal_error(store, clean_cwd) -> None:
     # 576 values of 1 MB with a 400 MiB result cap under a 300 MiB address-space cap.
     sql = f"SELECT lpad(a.project_name, 1000000, 'x') AS v FROM {T} a, {T} b"
@@ -104,6 +107,7 @@ def test_statement_length_is_capped(store, clean_cwd) -> None:
     assert "100,000" in caught.value.message
 
 
+@pytest.mark.slow_variant("postgresql")
 def test_killed_worker_is_replaced(store, clean_cwd) -> None:
     # A worker that cannot answer at all (stopped, as if stuck in C code the engine cannot
     # interrupt): killed at the deadline, and the next statement gets a fresh one. (A

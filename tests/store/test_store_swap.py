@@ -161,7 +161,7 @@ ingest.ingest_frame(frame(), sys.argv[1], Month(2021, 12))
 """
 
 # "build": after the first new file was written; fsN: before the N-th rename or link.
-FAST_POINTS = ["build", "fs0", "fs2"]
+FAST_POINTS = ["build", "fs2"]
 ALL_POINTS = ["build", *(f"fs{n}" for n in range(9))]
 
 

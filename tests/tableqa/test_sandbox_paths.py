@@ -23,6 +23,7 @@ def path(request):
     zygote.set_enabled(True)
 
 
+@pytest.mark.slow_variant("fresh process")
 def test_same_isolation_on_both_paths(path) -> None:
     ok = run_code("def answer(df):\n    return int(df['a'].sum())\n", DF, LIMITS)
     assert ok.ok and ok.value == 6

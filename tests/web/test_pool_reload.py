@@ -42,6 +42,7 @@ def price(pool: EnginePool) -> float:
     return float(answer.answer[0][0])
 
 
+@pytest.mark.slow_variant("postgresql")
 def test_a_new_ingest_is_served_without_a_restart(db: str, tmp_path: Path) -> None:
     ingest_scaled(db, tmp_path, 1.0, Month(2021, 12))
     pool = EnginePool(engine_factory(db), size=2, default="none", reload_check_s=0.0)

@@ -174,6 +174,7 @@ def test_a_host_header_with_a_suffix_is_refused(model_pool, host: str) -> None:
         assert raw_request(port, get("/api/health", "[::1]:8000")).startswith(b"HTTP/1.1 200")
 
 
+@pytest.mark.slow
 def test_health_shows_no_path_and_answers_while_engines_are_busy(model_pool, mini_duckdb) -> None:
     folder = str(Path(mini_duckdb).parent)
     slow = "SELECT count(*) FROM " + ", ".join(f"foretab_catalog t{i}" for i in range(9))
@@ -246,6 +247,7 @@ def test_a_client_that_stops_reading_is_dropped(mini_duckdb) -> None:
     assert len(body) < length / 2, (len(body), length)  # closed after a few chunks
 
 
+@pytest.mark.slow
 def test_slow_headers_neither_starve_others_nor_stay_open(model_pool) -> None:
     limits = ServerLimits(header_timeout_s=1.5, body_timeout_s=1.5, max_connections_per_client=8)
     with guarded_server(create_app(model_pool), limits) as port:

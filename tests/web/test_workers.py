@@ -90,6 +90,7 @@ def _ask_all(url: str, n: int) -> list[httpx.Response]:
     return responses
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("slow_server", [(1, 2, 30.0, 1.0)], indirect=True)
 def test_a_full_queue_answers_503_with_retry_after(slow_server: tuple[str, EnginePool]) -> None:
     url, pool = slow_server
@@ -109,6 +110,7 @@ def test_a_full_queue_answers_503_with_retry_after(slow_server: tuple[str, Engin
     assert httpx.post(url + "/api/ask", json={"question": QUESTION}).status_code == 200
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("slow_server", [(1, 8, 0.5, 1.2)], indirect=True)
 def test_a_request_past_the_timeout_gets_504_and_keeps_its_engine(
     slow_server: tuple[str, EnginePool],
@@ -130,6 +132,7 @@ def test_a_request_past_the_timeout_gets_504_and_keeps_its_engine(
     assert httpx.get(url + "/api/health").json()["status"] == "ok"
 
 
+@pytest.mark.slow_variant("2")
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_worker_that_cannot_open_the_store_fails_the_start(tmp_path: Path, workers: str) -> None:
     from typer.testing import CliRunner

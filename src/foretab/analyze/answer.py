@@ -29,8 +29,10 @@ Numeric rule, shared with the dataset builder (both must compute answers this wa
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 
+from foretab.analyze.calibration import ProbabilityCalibration, calibrated_by
 from foretab.analyze.places import analyze_place
 from foretab.analyze.probability import check_decision, decide
 from foretab.analyze.scenarios import Copula, using
@@ -364,13 +366,22 @@ class RuleAnalyzer:
 
     name = "rules"
 
-    def __init__(self, decision: str | None = None, copula: Copula | None = None) -> None:
+    def __init__(
+        self,
+        decision: str | None = None,
+        copula: Copula | None = None,
+        calibration: Callable[[], ProbabilityCalibration | None] | None = None,
+    ) -> None:
         self.decision = check_decision(decision)
         self.copula = copula
+        # Read on the first answer that needs it (most questions state no probability).
+        self._calibration = cache(calibration) if calibration is not None else None
 
     def analyze(self, plan: Plan, history: History, forecast: Forecast) -> Analysis:
         point = analyze(plan, history.series, forecast.values(), history.units, history.scopes)
         # Hook (issue 11): intervals in numeric texts, probabilities and the decision
-        # rule for reasoning answers; lives in its own module.
-        with using(self.copula):
+        # rule for reasoning answers; lives in its own module. Stated probabilities go
+        # through the store's calibration (issue 30), when it has one.
+        calibration = self._calibration() if self._calibration and plan.needs_forecast else None
+        with using(self.copula), calibrated_by(calibration):
             return decide(plan, history, forecast, point, self.decision)

@@ -54,6 +54,11 @@ def place_series(
     return {m: dmean(v) for m, v in sorted(by_month.items())}
 
 
+def place_current(plan: Plan, scope: ScopeRef, history: Mapping[EntityRef, Series]) -> float:
+    """The place's value now: at R, else the latest month before it (the rules' base)."""
+    return _current(plan, scope, place_series(plan, scope, history, {}))
+
+
 def _window(
     plan: Plan, scope: ScopeRef, series: Mapping[Month, float]
 ) -> list[tuple[Month, float]]:
@@ -137,8 +142,9 @@ def analyze_place(plan: Plan, history: Mapping, future: Mapping) -> Analysis:
         high = query.extreme is Extreme.HIGHEST
         ranked = sorted(scored, key=lambda item: -item[1] if high else item[1])
         picked = ranked[: query.n]
-        if query.change is not None and op is PlaceOp.COMPARE:
-            # "which rises most": None when none rises (falls most: none falls)
+        if query.change is not None:
+            # "which rises most" (and the N rising most): None when none rises (falls
+            # most: none falls); a falling place is never listed as rising
             picked = [(s, v) for s, v in picked if (v > 0 if high else v < 0)]
         answer = [[names[s]] for s, _ in picked] or [["None"]]
         parts = [f"{names[s]} {v:,.2f}" for s, v in ranked]

@@ -24,7 +24,9 @@ from dataclasses import replace
 import numpy as np
 
 from foretab.analyze import scenarios
+from foretab.analyze.calibration import how_stated, stated
 from foretab.analyze.intervals import with_change_intervals, with_intervals
+from foretab.analyze.place_odds import decide_place
 from foretab.analyze.scenarios import (
     draw_months,
     draw_targets,
@@ -81,7 +83,8 @@ def decide(
     if not plan.needs_forecast or not forecast.points:
         return point
     if plan.place is not None:
-        return point  # a place's forecast is the mean of its projects' points (no interval yet)
+        # A place's probabilities come from its projects' scenarios (no intervals yet).
+        return decide_place(plan, history, forecast, point, rule)
     if plan.scopes:
         return decide_scope(plan, history, forecast, point, rule)
     if plan.metric is not Metric.VALUE:
@@ -104,26 +107,29 @@ def decide(
     counts = np.bincount(codes, minlength=_n_codes(plan))
     probs = counts / codes.size
     point_code = int(outcome(plan, point_targets[None, :], currents)[0])
+    # Decisions read the scenario shares; the words state them calibrated (monotone, so
+    # the order of the answers is the same).
     best = choose(plan, probs, point_code, rule)
     zh = plan.language is Language.ZH
-    how = f"probability: share of {scenarios.described()} giving the answer"
+    how = f"probability: share of {scenarios.described()} giving the answer, {how_stated(plan)}"
     if best == point_code:
-        return _point_kept(point, float(probs[point_code]), zh, rule, how)
+        return _point_kept(plan, point, float(probs[point_code]), zh, rule, how)
     answer = _decode(plan, best)
     other = _plain(_decode(plan, point_code))
     if rule in _SCORED:
         return _overlap_chosen(plan, answer, probs, best, point_code, rule, how)
+    p_best, p_point = stated(plan, probs[best]), stated(plan, probs[point_code])
     if zh:
         text = (
-            f"{_plain(answer)}（最可能的答案，概率 {percent(probs[best])}；仅按点预测为 {other}，"
-            f"概率 {percent(probs[point_code])}）。"
+            f"{_plain(answer)}（最可能的答案，概率 {percent(p_best)}；仅按点预测为 {other}，"
+            f"概率 {percent(p_point)}）。"
         )
     else:
         text = (
-            f"{_words(plan, answer)} — the most probable answer ({percent(probs[best])}); the "
-            f"point forecasts alone give {other} ({percent(probs[point_code])})."
+            f"{_words(plan, answer)} — the most probable answer ({percent(p_best)}); the "
+            f"point forecasts alone give {other} ({percent(p_point)})."
         )
-    return Analysis(answer, text, float(probs[best]), rule, uncertainty=how)
+    return Analysis(answer, text, p_best, rule, scenario_share=float(probs[best]), uncertainty=how)
 
 
 def choose(plan: Plan, probs: np.ndarray, point_code: int, rule: str) -> int:
@@ -184,7 +190,8 @@ def _overlap_chosen(
     expected = float(_expected_scores(plan, probs, rule)[best])
     score, score_zh = _SCORED[rule]
     other = _plain(_decode(plan, point_code))
-    exact, kept = percent(probs[best]), percent(probs[point_code])
+    exact = percent(stated(plan, probs[best]))
+    kept = percent(stated(plan, probs[point_code]))
     if plan.language is Language.ZH:
         text = (
             f"{_plain(answer)}（期望得分最高的答案：{score_zh} {expected:.2f}，完全正确的概率 "
@@ -196,13 +203,30 @@ def _overlap_chosen(
             f"{expected:.2f}; exactly right {exact}); the point forecasts alone give {other} "
             f"({kept})."
         )
-    return Analysis(answer, text, float(probs[best]), rule, uncertainty=how)
+    return Analysis(
+        answer,
+        text,
+        stated(plan, probs[best]),
+        rule,
+        scenario_share=float(probs[best]),
+        uncertainty=how,
+    )
 
 
-def _point_kept(point: Analysis, probability: float, zh: bool, rule: str, how: str) -> Analysis:
-    """The point forecast's answer, with its probability under the forecast distribution."""
+def _point_kept(
+    plan: Plan, point: Analysis, share: float, zh: bool, rule: str, how: str
+) -> Analysis:
+    """The point forecast's answer, with its (calibrated) probability."""
+    probability = stated(plan, share)
     text = probability_text(point.text, probability, zh)
-    return replace(point, text=text, probability=probability, decision=rule, uncertainty=how)
+    return replace(
+        point,
+        text=text,
+        probability=probability,
+        scenario_share=share,
+        decision=rule,
+        uncertainty=how,
+    )
 
 
 def _which_month(
@@ -225,22 +249,28 @@ def _which_month(
     point_code = labels.index(str(point.answer[0][0]))
     best = int(np.argmax(probs))
     zh = plan.language is Language.ZH
-    how = f"probability: share of {scenarios.described()} peaking or bottoming in that month"
+    how = (
+        f"probability: share of {scenarios.described()} peaking or bottoming in that month, "
+        f"{how_stated(plan)}"
+    )
     if rule == "point" or probs[best] <= probs[point_code]:
-        return _point_kept(point, float(probs[point_code]), zh, rule, how)
+        return _point_kept(plan, point, float(probs[point_code]), zh, rule, how)
     chosen, other = months[best], months[point_code]
+    p_best, p_point = stated(plan, probs[best]), stated(plan, probs[point_code])
     if zh:
         text = (
-            f"{chosen.year}年{chosen.month}月（最可能的答案，概率 {percent(probs[best])}；仅按点预测为"
-            f"{other.year}年{other.month}月，概率 {percent(probs[point_code])}）。"
+            f"{chosen.year}年{chosen.month}月（最可能的答案，概率 {percent(p_best)}；仅按点预测为"
+            f"{other.year}年{other.month}月，概率 {percent(p_point)}）。"
         )
     else:
         text = (
             f"{chosen.label} — the most probable month for the {plan.which_month.value} "
-            f"{plan.wording.value} of {ref.name} ({percent(probs[best])}); the point forecasts "
-            f"alone give {other.label} ({percent(probs[point_code])})."
+            f"{plan.wording.value} of {ref.name} ({percent(p_best)}); the point forecasts "
+            f"alone give {other.label} ({percent(p_point)})."
         )
-    return Analysis([[chosen.label]], text, float(probs[best]), rule, uncertainty=how)
+    return Analysis(
+        [[chosen.label]], text, p_best, rule, scenario_share=float(probs[best]), uncertainty=how
+    )
 
 
 # --- scenarios ---------------------------------------------------------------------------

@@ -336,6 +336,38 @@ def draw_months(table: WindowTable, *, n: int = N_SCENARIOS, seed: int = SEED) -
     return np.concatenate([drawn for _, drawn in _drawn(table, n, None, seed)], axis=1)
 
 
+def draw_place_means(
+    table: WindowTable,
+    place_of: np.ndarray,
+    n_places: int,
+    *,
+    n: int = N_SCENARIOS,
+    groups: Sequence[object] | None = None,
+    seed: int = SEED,
+) -> np.ndarray:
+    """``[n, places, months]``: per scenario, the mean of each place's entities that month.
+
+    ``place_of[e]``: the place entity ``e`` belongs to (a district or city asked about as a
+    whole, docs/design.md §4.1); NaN where none of its entities has a value that month.
+    Entities of one ``groups`` group share a shock, as for ``draw_targets``; summed chunk
+    by chunk, so a city's thousands of projects never sit in memory at once.
+    """
+    n_months = table.values.shape[1]
+    total = np.zeros((n, n_places, n_months))
+    count = np.zeros((n_places, n_months))
+    for start, drawn in _drawn(table, n, groups, seed):
+        stop = start + drawn.shape[1]
+        present = table.present[start:stop]
+        for place in range(n_places):
+            mine = place_of[start:stop] == place
+            if mine.any():
+                kept = present[mine]
+                total[:, place] += np.where(kept[None], drawn[:, mine], 0.0).sum(axis=1)
+                count[place] += kept.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count[None] > 0, total / count[None], np.nan)
+
+
 def _drawn(
     table: WindowTable, n: int, groups: Sequence[object] | None, seed: int
 ) -> Iterator[tuple[int, np.ndarray]]:

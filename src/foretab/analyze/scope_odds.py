@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from foretab.analyze import scenarios
+from foretab.analyze.calibration import how_stated, stated
 from foretab.analyze.intervals import around, said_with_interval
 from foretab.analyze.scenarios import (
     N_SCENARIOS,
@@ -246,12 +247,23 @@ def _categorical(
     p_best = float(np.logical_and.reduce(best_hits).mean())
     how = (
         f"probability of the whole answer: share of {scenarios.described(n)}; "
-        f"{len(drawn):,} of {len(bound):,} candidates drawn (the others cannot change it)"
+        f"{len(drawn):,} of {len(bound):,} candidates drawn (the others cannot change it), "
+        f"{how_stated(plan)}"
     )
     zh = plan.language is Language.ZH
-    if rule == "point" or p_best <= p_point or chosen == [s.picked for s in scopes]:
+    share_point, share_best = p_point, p_best
+    # Decided on the scenario shares above; stated calibrated (monotone: same order).
+    p_point, p_best = stated(plan, share_point), stated(plan, share_best)
+    if rule == "point" or share_best <= share_point or chosen == [s.picked for s in scopes]:
         kept = probability_text(point.text, p_point, zh)
-        return replace(point, text=kept, probability=p_point, decision=rule, uncertainty=how)
+        return replace(
+            point,
+            text=kept,
+            probability=p_point,
+            scenario_share=share_point,
+            decision=rule,
+            uncertainty=how,
+        )
     outcomes = [
         ScopeOutcome(len(s.refs), tuple((r, float(s.points[s.refs.index(r)])) for r in picks))
         for s, picks in zip(scopes, chosen, strict=True)
@@ -269,7 +281,7 @@ def _categorical(
             f"{answer.text.rstrip('.')} — the most probable answer ({percent(p_best)}); the point "
             f"forecasts alone give {names} ({percent(p_point)})."
         )
-    return Analysis(answer.answer, text, p_best, rule, uncertainty=how)
+    return Analysis(answer.answer, text, p_best, rule, scenario_share=share_best, uncertainty=how)
 
 
 def _live(

@@ -208,3 +208,35 @@ def bound_values(query: exp.Expression, params: Sequence[object]) -> list[object
             "parameter(s) were given; pass one value per '?'"
         )
     return values
+
+
+class RendersToText:
+    """``fetch`` for a connection whose backend renders ASTs: render, then ``fetch_text``.
+
+    Both drivers' connections share it; only ``fetch_text`` (binding and fetching) differs.
+    """
+
+    backend: Any
+
+    def fetch(
+        self,
+        query: exp.Expression,
+        params: Sequence[object] = (),
+        *,
+        max_rows: int | None = None,
+        max_bytes: int | None = None,
+    ) -> Rows:
+        values = bound_values(query, params)
+        return self.fetch_text(
+            self.backend.render(query), values, max_rows=max_rows, max_bytes=max_bytes
+        )
+
+    def fetch_text(
+        self,
+        sql: str,
+        values: list[object],
+        *,
+        max_rows: int | None = None,
+        max_bytes: int | None = None,
+    ) -> Rows:
+        raise NotImplementedError

@@ -9,14 +9,13 @@ with a different configuration in one process.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import sqlglot
 from sqlglot import exp
 
-from foretab.backend.base import BackendName, Purpose, Rows, bound_values, collect, quote
+from foretab.backend.base import BackendName, Purpose, RendersToText, Rows, collect, quote
 from foretab.errors import QueryError, QueryTimeoutError, StoreError
 
 MEMORY_LIMIT = "1GB"
@@ -95,7 +94,7 @@ class DuckDBBackend:
         )
 
 
-class DuckDBConnection:
+class DuckDBConnection(RendersToText):
     """A read-only DuckDB connection."""
 
     role = ""
@@ -103,19 +102,6 @@ class DuckDBConnection:
     def __init__(self, backend: DuckDBBackend, driver: Any) -> None:
         self.backend = backend
         self.driver = driver
-
-    def fetch(
-        self,
-        query: exp.Expression,
-        params: Sequence[object] = (),
-        *,
-        max_rows: int | None = None,
-        max_bytes: int | None = None,
-    ) -> Rows:
-        values = bound_values(query, params)
-        return self.fetch_text(
-            self.backend.render(query), values, max_rows=max_rows, max_bytes=max_bytes
-        )
 
     def fetch_text(
         self,

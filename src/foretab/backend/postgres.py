@@ -35,7 +35,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 
-from foretab.backend.base import BackendName, Purpose, Rows, bound_values, collect, quote
+from foretab.backend.base import BackendName, Purpose, RendersToText, Rows, collect, quote
 from foretab.errors import QueryError, QueryTimeoutError, StoreError
 
 READER_ROLE = "foretab_reader"
@@ -372,7 +372,7 @@ class PostgresBackend:
         return conn
 
 
-class PostgresConnection:
+class PostgresConnection(RendersToText):
     """A psycopg connection whose every statement is a rolled-back read-only transaction."""
 
     def __init__(
@@ -398,19 +398,6 @@ class PostgresConnection:
     def _scalar(self, sql: str) -> object:
         row = self._row(sql)
         return row[0] if row else None
-
-    def fetch(
-        self,
-        query: exp.Expression,
-        params: Sequence[object] = (),
-        *,
-        max_rows: int | None = None,
-        max_bytes: int | None = None,
-    ) -> Rows:
-        values = bound_values(query, params)
-        return self.fetch_text(
-            self.backend.render(query), values, max_rows=max_rows, max_bytes=max_bytes
-        )
 
     def fetch_text(
         self,

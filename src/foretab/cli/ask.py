@@ -234,9 +234,9 @@ def _forecast_options(
 
     options: dict[str, object] = {}
     if decision != DEFAULT_DECISION:
-        from foretab.analyze import RuleAnalyzer
+        from foretab.engine.rules import StoreRuleAnalyzer
 
-        options["analyzer"] = RuleAnalyzer(decision)
+        options["analyzer"] = StoreRuleAnalyzer(decision)
     if future == "model" and level != DEFAULT_LEVEL:
         from foretab.forecast.source import ModelSource
 

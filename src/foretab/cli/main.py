@@ -66,7 +66,16 @@ def register_commands() -> None:
         store_cmds,
         tableqa,
     )
-    from foretab.cli.bench import databench, forecast, latency, qa, retqa  # noqa: F401
+    from foretab.cli.bench import (  # noqa: F401
+        calibrate,
+        databench,
+        forecast,
+        latency,
+        qa,
+        retqa,
+        scale,
+        units,
+    )
     from foretab.cli.bench import serve as bench_serve  # noqa: F401
 
 

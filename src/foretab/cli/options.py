@@ -12,6 +12,12 @@ A command takes them as one value, never as six loose parameters::
     def ask(question: str, engine: EngineChoice) -> None:   # --engine, --fewshot, ... + --llm-*
         with open_engine(db, engine) as built: ...
 
+    @app.command()
+    @tableqa_options
+    @llm_options
+    def cmd(question: str, tableqa: TableQAChoice, llm: LLMSettings) -> None:  # --pipeline, ...
+        qa = tableqa.build(llm.provider())
+
 The decorators add the flags to the command's signature (Typer reads it) and hand the
 command the frozen value they make. Nothing heavy is imported here.
 """
@@ -22,18 +28,24 @@ import functools
 import inspect
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from foretab.engine.choice import EngineChoice
 from foretab.llm.settings import LLMSettings
 
+if TYPE_CHECKING:
+    from foretab.llm.provider import LLMProvider
+    from foretab.tableqa import TableQA
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 _ENGINE_PANEL = "Engine"
 _LLM_PANEL = "LLM endpoint"
+_TABLEQA_PANEL = "Table QA"
 
 DecisionOption = Annotated[
     str,
@@ -200,6 +212,97 @@ def engine_options(command: F) -> F:
         return EngineChoice(kind=values.pop("engine"), llm=llm, **values)
 
     return _grouped(command, "engine", flags, choice)
+
+
+#: The table-QA pipelines (LyS PRESTA, docs/tableqa.md); ``foretab.tableqa.Pipeline``'s values.
+TABLEQA_PIPELINES = ("ag", "ag+cs", "ag+ecs", "ag+ecs+cf")
+
+#: The table-QA flags of ``foretab tableqa`` and ``foretab bench databench``.
+_TABLEQA_FLAGS: dict[str, tuple[Any, Any]] = {
+    "pipeline": (
+        Annotated[
+            str,
+            typer.Option(
+                "--pipeline",
+                help="ag (answer generator only), ag+cs (+ column selector), ag+ecs (+ enhanced "
+                "selector: types and values), ag+ecs+cf (+ code fixer).",
+                rich_help_panel=_TABLEQA_PANEL,
+            ),
+        ],
+        "ag+ecs+cf",
+    ),
+    "fix_attempts": (
+        Annotated[
+            int,
+            typer.Option(
+                "--fix-attempts",
+                min=0,
+                help="Code-fixer rounds (ag+ecs+cf).",
+                rich_help_panel=_TABLEQA_PANEL,
+            ),
+        ],
+        1,
+    ),
+    "timeout": (
+        Annotated[
+            float,
+            typer.Option(
+                "--timeout",
+                min=1.0,
+                help="Wall seconds per sandboxed run.",
+                rich_help_panel=_TABLEQA_PANEL,
+            ),
+        ],
+        30.0,
+    ),
+    "allow_weak_sandbox": (
+        Annotated[
+            bool,
+            typer.Option(
+                "--allow-weak-sandbox",
+                help="Run generated code even where an isolation layer (network namespace, "
+                "Landlock, a fresh uid) is missing on this machine. Off: such a run is refused.",
+                rich_help_panel=_TABLEQA_PANEL,
+            ),
+        ],
+        False,
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class TableQAChoice:
+    """The table-QA pipeline and sandbox limits a command was asked for."""
+
+    pipeline: str
+    fix_attempts: int
+    timeout: float
+    allow_weak_sandbox: bool
+
+    def build(self, provider: LLMProvider) -> TableQA:
+        """The pipeline over ``provider``, its generated code run under these limits."""
+        from foretab.tableqa import SandboxLimits, TableQA
+
+        limits = SandboxLimits(
+            wall_s=self.timeout, cpu_s=max(1, int(self.timeout)), strict=not self.allow_weak_sandbox
+        )
+        return TableQA(provider, self.pipeline, fix_attempts=self.fix_attempts, limits=limits)
+
+
+def tableqa_options(command: F) -> F:
+    """Give ``command`` the table-QA flags, as its parameter ``tableqa: TableQAChoice``.
+
+    ``--pipeline``, ``--fix-attempts``, ``--timeout`` and ``--allow-weak-sandbox``.
+    """
+
+    def choice(values: dict[str, Any]) -> TableQAChoice:
+        if values["pipeline"] not in TABLEQA_PIPELINES:
+            raise typer.BadParameter(
+                f"use one of {', '.join(TABLEQA_PIPELINES)}", param_hint="--pipeline"
+            )
+        return TableQAChoice(**values)
+
+    return _grouped(command, "tableqa", _TABLEQA_FLAGS, choice)
 
 
 def _grouped(

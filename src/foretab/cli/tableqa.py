@@ -10,16 +10,15 @@ from rich.console import Console
 
 from foretab.cli.common import exit_on_error
 from foretab.cli.main import app
-from foretab.cli.options import llm_options
+from foretab.cli.options import TableQAChoice, llm_options, tableqa_options
 from foretab.cli.safe_text import cell
 from foretab.errors import ForetabError
 from foretab.llm.settings import LLMSettings
 
-PIPELINES = ("ag", "ag+cs", "ag+ecs", "ag+ecs+cf")
-
 
 @app.command()
 @exit_on_error
+@tableqa_options
 @llm_options
 def tableqa(
     question: Annotated[str, typer.Argument(help="The question about the table.")],
@@ -34,27 +33,6 @@ def tableqa(
         str | None,
         typer.Option("--table-name", help="A history table of --db (see `foretab tables`)."),
     ] = None,
-    pipeline: Annotated[
-        str,
-        typer.Option(
-            help="ag (answer generator only), ag+cs (+ column selector), ag+ecs (+ enhanced "
-            "selector: types and values), ag+ecs+cf (+ code fixer)."
-        ),
-    ] = "ag+ecs+cf",
-    fix_attempts: Annotated[
-        int, typer.Option("--fix-attempts", min=0, help="Code-fixer rounds (ag+ecs+cf).")
-    ] = 1,
-    timeout: Annotated[
-        float, typer.Option("--timeout", min=1.0, help="Wall seconds per sandboxed run.")
-    ] = 30.0,
-    allow_weak_sandbox: Annotated[
-        bool,
-        typer.Option(
-            "--allow-weak-sandbox",
-            help="Run generated code even where an isolation layer (network namespace, "
-            "Landlock, a fresh uid) is missing on this machine. Off: such a run is refused.",
-        ),
-    ] = False,
     as_json: Annotated[
         bool,
         typer.Option(
@@ -63,6 +41,7 @@ def tableqa(
         ),
     ] = False,
     *,
+    tableqa: TableQAChoice,
     llm: LLMSettings,
 ) -> None:
     """Answer a question over one table: an LLM writes pandas code, a sandbox runs it.
@@ -72,11 +51,8 @@ def tableqa(
     category, number, list of categories or list of numbers. A failure exits with code 2;
     with --json it is printed as {"error": {...}}.
     """
-    from foretab.tableqa import SandboxLimits, TableQA
     from foretab.tableqa.tables import load_store_table, load_table
 
-    if pipeline not in PIPELINES:
-        raise typer.BadParameter(f"use one of {', '.join(PIPELINES)}", param_hint="--pipeline")
     if (table is None) == (db is None):
         raise ForetabError(
             "give the table either as --table PATH.csv|.parquet or as --db DB --table-name NAME"
@@ -85,13 +61,8 @@ def tableqa(
         raise ForetabError("--db needs --table-name NAME (list them with `foretab tables --db DB`)")
     df = load_table(table) if table is not None else load_store_table(db or "", table_name or "")
     provider = llm.provider()
-    limits = SandboxLimits(
-        wall_s=timeout, cpu_s=max(1, int(timeout)), strict=not allow_weak_sandbox
-    )
     with provider:
-        result = TableQA(provider, pipeline, fix_attempts=fix_attempts, limits=limits).ask(
-            df, question
-        )
+        result = tableqa.build(provider).ask(df, question)
     if as_json:
         from foretab.core.schema import dumps_plain
 

@@ -15,10 +15,22 @@ def train_with_bar(
     console: Console,
     *,
     intervals: str = INTERVALS_PER_SERIES,
+    cluster: str | None = None,
 ) -> StoreModel:
-    """Fit and save the store's model, with a progress bar over the boosting rounds."""
-    with stage_bar("train", console) as progress:
-        return train_store_model(db, model, seed, progress, intervals=intervals)
+    """Fit and save the store's model, with a progress bar over the boosting rounds.
+
+    ``cluster`` (``dask://HOST:PORT``): the boosters are trained on that Dask cluster
+    (the bar then shows the stages, not the rounds).
+    """
+    if cluster is None:
+        with stage_bar("train", console) as progress:
+            return train_store_model(db, model, seed, progress, intervals=intervals)
+    from foretab.forecast.cluster import on_cluster
+
+    with on_cluster(cluster) as workers:
+        console.print(f"training on {workers} Dask workers at {cluster}")
+        with stage_bar("train", console) as progress:
+            return train_store_model(db, model, seed, progress, intervals=intervals)
 
 
 def trained_line(fitted: StoreModel) -> str:

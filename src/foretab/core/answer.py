@@ -68,6 +68,8 @@ class Answer:
     probability: float | None = None
     decision: str | None = None
     intervals: tuple[AnswerInterval, ...] = ()
+    #: the uncalibrated share of scenarios behind ``probability`` (None: no probability)
+    scenario_share: float | None = None
 
     def to_doc(self) -> AnswerDoc:
         """The published JSON form (``foretab ask --json``, ``POST /api/ask``)."""

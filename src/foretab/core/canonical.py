@@ -101,6 +101,13 @@ def _place(plan: Plan) -> str:
             return f"the {_inner(plan)} of {outer} with the {direction} {what[4:]} {when}"
         top = "top" if query.extreme is Extreme.HIGHEST else "bottom"
         many = plan.wording.groups_plural[0] if plan.wording.groups_plural else "groups"
+        if query.change is not None:
+            move = "rise" if query.extreme is Extreme.HIGHEST else "fall"
+            span = _from_to(plan) if plan.is_past else f"{when} compared with now"
+            return (
+                f"the {query.n} {many} of {outer} whose {what[4:]} {move}s most "
+                f"({relative or 'absolute '}change) {span}"
+            )
         return f"the {top} {query.n} {many} of {outer} by {what[4:]} {when}"
     if op is PlaceOp.WHICH_MONTH:
         return f"the month {when} in which {what} of {places[0]} is {direction}"
@@ -109,7 +116,12 @@ def _place(plan: Plan) -> str:
         assert t is not None
         side = "above" if t.above else "below"
         return f"whether {what} of {places[0]} {when} is {side} {t.value:,.0f}"
-    return f"how many {plan.wording.entities} of {_list(places)} have a {_measure(plan)} {_bounds(query)} {when}"
+    # "have a price above 20,000", "have units sold above 50" (a plural measure takes no article)
+    article = "" if plan.metric is Metric.UNITS else "a "
+    return (
+        f"how many {plan.wording.entities} of {_list(places)} have {article}{_measure(plan)} "
+        f"{_bounds(query)} {when}"
+    )
 
 
 def _inner(plan: Plan) -> str:
@@ -155,6 +167,9 @@ def _place_zh(plan: Plan) -> str:
             return f"{places}中{when}{what}{'涨幅' if query.extreme is Extreme.HIGHEST else '跌幅'}最大的"
         return f"{places}中{when}{what}{word}的"
     if op is PlaceOp.RANK:
+        if query.change is not None:
+            most = "涨幅" if query.extreme is Extreme.HIGHEST else "跌幅"
+            return f"{plan.scopes[0].outer}{when}{what}{most}最大的{query.n}个区"
         if query.n == 1:
             return f"{when}{what}{word}的区"
         return f"{when}{what}{word}的{query.n}个区"

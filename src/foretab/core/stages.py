@@ -52,6 +52,9 @@ class Analysis:
     #: is exactly right (``foretab.analyze.probability``), and the rule that chose it
     probability: float | None = None
     decision: str | None = None
+    #: the share of scenarios giving ``answer`` before calibration
+    #: (``foretab.analyze.calibration``; equal to ``probability`` without a calibration)
+    scenario_share: float | None = None
     #: numeric answers about the future: an interval per forecast number of ``answer``
     intervals: tuple[AnswerInterval, ...] = ()
     #: how the probability or the intervals were computed (for the trace); empty: neither

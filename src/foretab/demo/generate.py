@@ -50,14 +50,15 @@ class MarketPhases:
     downturn_end: int
 
 
-def _phases(rng: np.random.Generator, months: int) -> MarketPhases:
+def market_phases(rng: np.random.Generator, months: int) -> MarketPhases:
+    """When this corpus's market shocks, turns down and recovers (months from the start)."""
     shock = min(months - 1, max(1, round(months * 0.12) + int(rng.integers(-1, 2))))
     start = min(months - 1, max(2, round(months * 0.45) + int(rng.integers(-2, 3))))
     end = min(months - 1, start + max(1, round(months * 0.25) + int(rng.integers(-2, 3))))
     return MarketPhases(shock=shock, downturn_start=start, downturn_end=end)
 
 
-def _city_index(rng: np.random.Generator, months: int, phases: MarketPhases) -> np.ndarray:
+def city_log_index(rng: np.random.Generator, months: int, phases: MarketPhases) -> np.ndarray:
     """Log price index of a city: rise, downturn, gentle recovery, shock dip, small wiggle."""
     rise = rng.uniform(0.002, 0.008)
     fall = rng.uniform(-0.013, -0.004)
@@ -138,7 +139,25 @@ def _units_sold(
     return np.maximum(1, np.round(volume)).astype(np.int64)
 
 
-def _add_outliers(rng: np.random.Generator, prices: np.ndarray) -> None:
+def simulate_project(
+    rng: np.random.Generator,
+    district_log_price: float,
+    district_trend: np.ndarray,
+    phases: MarketPhases,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One project over every month: (mask of months with sales, log prices, units sold).
+
+    The demo corpus and the scale corpus (``foretab.demo.scale``) share it, so both have
+    the calibrated shape described at the top of this module.
+    """
+    months = len(district_trend)
+    launch, active = _activity(rng, months, phases)
+    log_price = _project_series(rng, district_log_price, district_trend, launch, months)
+    units = _units_sold(rng, launch, months, phases)
+    return active, log_price, units
+
+
+def add_outliers(rng: np.random.Generator, prices: np.ndarray) -> None:
     """A few implausible prices, like the real corpus's 7.11 yuan/m² (data-entry slips)."""
     count = max(3, len(prices) // 800)
     factors = np.array([0.001, 0.1, 0.3, 4.0, 9.0])
@@ -176,9 +195,9 @@ def generate_corpus(
     ]
     _check(months, n_projects, len(districts))
     rng = np.random.default_rng(seed)
-    phases = _phases(rng, months)
+    phases = market_phases(rng, months)
     month_labels = np.array([m.iso for m in month_range(start, start + (months - 1))])
-    city_index = {city.name: _city_index(rng, months, phases) for city in CITIES}
+    city_index = {city.name: city_log_index(rng, months, phases) for city in CITIES}
     counts = _allocate(rng, n_projects, len(districts))
 
     frames: list[pd.DataFrame] = []
@@ -187,9 +206,7 @@ def generate_corpus(
         district_log = np.log(city.base_price * district.price_factor) + rng.normal(0, 0.05)
         district_trend = city_index[city.name] + rng.normal(0.0, 0.0015) * np.arange(months)
         for name in names:
-            launch, active = _activity(rng, months, phases)
-            log_price = _project_series(rng, district_log, district_trend, launch, months)
-            units = _units_sold(rng, launch, months, phases)
+            active, log_price, units = simulate_project(rng, district_log, district_trend, phases)
             frames.append(
                 pd.DataFrame(
                     {
@@ -207,7 +224,7 @@ def generate_corpus(
             )
     corpus = pd.concat(frames, ignore_index=True)
     prices = corpus["avg_price"].to_numpy(copy=True)
-    _add_outliers(rng, prices)
+    add_outliers(rng, prices)
     corpus["avg_price"] = np.round(prices, 2)
     corpus = corpus.sort_values(["city", "district", "project", "month"], ignore_index=True)
     return corpus.loc[:, list(COLUMNS)]

@@ -256,6 +256,7 @@ class Engine:
             forecast=forecast,
             engine=self.kind,
             probability=analysis.probability,
+            scenario_share=analysis.scenario_share,
             decision=analysis.decision,
             intervals=analysis.intervals,
         )

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from foretab.analyze import RuleAnalyzer
+from foretab.analyze.calibration import ProbabilityCalibration, load_calibration
+from foretab.analyze.probability import check_decision
+from foretab.analyze.scenarios import Copula
 from foretab.core.stages import Analyzer, FutureSource, HistoryReader, Planner, TableRetriever
 from foretab.engine.context import StoreSession
 from foretab.engine.core import Stages
@@ -76,5 +80,33 @@ def rule_stages(
         reader=chosen(reader, session)
         or GuardedHistoryReader(session.guard, context.schema.columns),
         future=chosen(future_source, session) or model_future(session, future, model, level),
-        analyzer=chosen(analyzer, session) or RuleAnalyzer(decision),
+        analyzer=chosen(analyzer, session) or StoreRuleAnalyzer(decision)(session),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class StoreRuleAnalyzer:
+    """The rule analyzer of a session, stating probabilities through its store's calibration.
+
+    A factory (``StageChoice``) rather than an analyzer, so that a non-default decision
+    rule or copula keeps the store's calibration; plain data, so it pickles to the
+    benchmark's worker processes.
+    """
+
+    decision: str | None = None
+    copula: Copula | None = None
+
+    def __post_init__(self) -> None:
+        check_decision(self.decision)  # an unknown rule is refused before any store opens
+
+    def __call__(self, session: StoreSession) -> RuleAnalyzer:
+        return RuleAnalyzer(
+            self.decision, self.copula, calibration=lambda: store_calibration(session)
+        )
+
+
+def store_calibration(session: StoreSession) -> ProbabilityCalibration | None:
+    """The probability calibration saved with the session's store (for its model), if any."""
+    from foretab.forecast.store import ARTIFACT_NAME
+
+    return load_calibration(session.store, ARTIFACT_NAME)

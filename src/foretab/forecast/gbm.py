@@ -28,6 +28,7 @@ from foretab.forecast.base import (
     ValidationSplit,
     check_panel,
 )
+from foretab.forecast.cluster import active_trainer
 from foretab.forecast.features import window_features
 from foretab.forecast.market import Market, market_features
 from foretab.forecast.spread import Spread
@@ -89,6 +90,9 @@ def _trained(
     early_stopping: bool,
 ) -> lgb.Booster:
     """``lgb.train``; after early stopping, the booster cut at its best iteration."""
+    on_cluster = active_trainer()
+    if on_cluster is not None and not valid_sets:  # `foretab train --cluster`
+        return on_cluster(params, train, rounds)
     booster = lgb.train(
         params, train, num_boost_round=rounds, valid_sets=valid_sets, callbacks=callbacks
     )

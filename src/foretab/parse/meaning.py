@@ -72,7 +72,7 @@ def _relative(plan: Plan) -> bool:
 def _change(plan: Plan) -> bool:
     if plan.place is not None:
         return plan.place.op in (PlaceOp.CHANGE, PlaceOp.DIRECTION) or (
-            plan.place.op is PlaceOp.COMPARE and plan.place.change is not None
+            plan.place.op in (PlaceOp.COMPARE, PlaceOp.RANK) and plan.place.change is not None
         )
     return plan.change is not None or plan.comparison is not Comparison.NONE
 

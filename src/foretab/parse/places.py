@@ -126,16 +126,26 @@ def place_query_of(
         return PlaceReading(PlaceQuery(PlaceOp.CHANGE, change=rel), yoy, scopes)
     inner_word = (INNER_WORD_ZH if zh_ else INNER_WORD_EN).search(text)
     one_outer = len(scopes) == 1 and scopes[0].inner is None
+    change_word = (CHANGE_ZH if zh_ else CHANGE_EN).search(text)
+    future = window is None or window.last > reference
     if inner_word and one_outer and children:
         if (EVERY_ZH if zh_ else EVERY_EN).search(text):
             return PlaceReading(PlaceQuery(PlaceOp.EVERY, named=True), window, children)
-        extreme = extreme_of(text, zh_) or Extreme.HIGHEST
         n = top_n_of(text, zh_) or _count_word(text, zh_) or 1
+        if change_word and (future or (window is not None and len(window.months) > 1)):
+            # "which district of C rose the most": ranked by change, never by price
+            falling = (FALLING_ZH if zh_ else FALLING_EN).search(text)
+            extreme = Extreme.LOWEST if falling and not _rising(text, zh_) else Extreme.HIGHEST
+            op = PlaceOp.COMPARE if n == 1 else PlaceOp.RANK
+            query = PlaceQuery(op, change=rel, extreme=extreme, n=n)
+            return PlaceReading(query, window or _next(reference), children)
+        extreme = extreme_of(text, zh_) or Extreme.HIGHEST
         return PlaceReading(PlaceQuery(PlaceOp.RANK, extreme=extreme, n=n), window, children)
-    change_word = (CHANGE_ZH if zh_ else CHANGE_EN).search(text)
-    future = window is None or window.last > reference
     entities_asked = (ENTITY_WORD_ZH if zh_ else ENTITY_WORD_EN).search(text)
     if len(scopes) > 1 and not RESPECTIVELY.search(text) and not entities_asked:
+        if change_word and future and metric is Metric.VALUE and not _ranks(text, zh_):
+            # "will A and B rise next year?" asks each place's direction, not a ranking
+            return PlaceReading(PlaceQuery(PlaceOp.DIRECTION), window or _next(reference), scopes)
         if change_word and (future or (window is not None and len(window.months) > 1)):
             falling = (FALLING_ZH if zh_ else FALLING_EN).search(text)
             extreme = Extreme.LOWEST if falling and not _rising(text, zh_) else Extreme.HIGHEST
@@ -190,6 +200,18 @@ def place_query_of(
 
 def _next(reference: Month) -> TimeWindow:
     return TimeWindow(reference + 1, reference + 1, "")
+
+
+_RANKS_EN = re.compile(
+    r"\b(?:more|most|less|least|largest|biggest|bigger|larger|greatest|greater|higher|"
+    r"highest|lower|lowest|faster|fastest|which)\b"
+)
+_RANKS_ZH = re.compile(r"最|更|哪")
+
+
+def _ranks(text: str, zh_: bool) -> bool:
+    """Whether the question ranks places (which / more / most), not asks each one."""
+    return bool((_RANKS_ZH if zh_ else _RANKS_EN).search(text))
 
 
 def _rising(text: str, zh_: bool) -> bool:

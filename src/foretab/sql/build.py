@@ -18,8 +18,9 @@ its exact entity: "Huangpu District" exists in two cities, and project names rep
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from sqlglot import exp
 
@@ -29,18 +30,29 @@ from foretab.corpus.schema import TableColumns, default_schema
 from foretab.store.catalog import CatalogEntry
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class HistoryQuery:
-    """A query AST and its parameters, in placeholder order.
+    """A query and its parameters, in placeholder order.
 
     ``shape`` is all the AST depends on (the builder, its tables and how many names each
     filters on, the columns): queries of one shape differ only in their parameters, so
-    their SQL text is generated once per shape and dialect (~0.4 ms a question).
+    their SQL text is generated once per shape and dialect, and the AST itself is built
+    only when that text is not known yet (``build``; building and rendering it cost
+    ~1 ms of a warm question).
     """
 
-    ast: exp.Query
+    build: Callable[[], exp.Query] = field(repr=False, compare=False)
     params: tuple[object, ...]
     shape: tuple[object, ...] = ()
+
+    @classmethod
+    def of(cls, ast: exp.Query, params: tuple[object, ...]) -> HistoryQuery:
+        """A query whose AST is already built (no shape: its text is never shared)."""
+        return cls(lambda: ast, params)
+
+    @cached_property
+    def ast(self) -> exp.Query:
+        return self.build()
 
     def sql(self, dialect: str = "duckdb") -> str:
         if not self.shape:
@@ -80,7 +92,7 @@ def _select(table: CatalogEntry, condition: exp.Expression, cols: TableColumns) 
     ]
     return (
         exp.Select(expressions=[*slots, *(exp.column(c) for c in cols.standard)])
-        .from_(exp.to_table(table.table_name), copy=False)
+        .from_(exp.table_(table.table_name), copy=False)
         .where(condition, copy=False)
     )
 
@@ -98,7 +110,7 @@ def history_query(
 ) -> HistoryQuery | None:
     """The query for ``entities``' values from ``first`` to ``last`` (None if no table applies)."""
     cols = cols or default_columns()
-    selects: list[exp.Select] = []
+    parts: list[tuple[CatalogEntry, int]] = []  # each table read, and how many names it filters
     params: list[object] = []
     shape: list[object] = ["history", cols]
     for table in tables:
@@ -109,13 +121,21 @@ def history_query(
         if not names or hi < lo:
             continue
         shape.append((table.table_name, len(names)))
-        names_in = exp.In(
-            this=exp.column(cols.entity), expressions=[exp.Placeholder() for _ in names]
-        )
-        condition = exp.And(this=names_in, expression=_months(cols))
-        selects.append(_select(table, condition, cols))
+        parts.append((table, len(names)))
         params += [table.outer, table.inner, *names, lo.first_day, hi.first_day]
-    return _union(selects, params, cols, tuple(shape))
+
+    def build() -> exp.Query:
+        selects = []
+        for table, n_names in parts:
+            names_in = exp.In(
+                this=exp.column(cols.entity),
+                expressions=[exp.Placeholder() for _ in range(n_names)],
+            )
+            condition = exp.And(this=names_in, expression=_months(cols))
+            selects.append(_select(table, condition, cols))
+        return _union(selects, cols)
+
+    return HistoryQuery(build, tuple(params), tuple(shape)) if parts else None
 
 
 def scope_query(
@@ -123,30 +143,29 @@ def scope_query(
 ) -> HistoryQuery | None:
     """Every entity of ``tables`` from ``first`` to ``last``: one scan per year table."""
     cols = cols or default_columns()
-    selects: list[exp.Select] = []
+    read: list[CatalogEntry] = []
     params: list[object] = []
     shape: list[object] = ["scope", cols]
     for table in tables:
         lo, hi = max(first, Month(table.year, 1)), min(last, Month(table.year, 12))
         if hi < lo:
             continue
-        selects.append(_select(table, _months(cols), cols))
+        read.append(table)
         params += [table.outer, table.inner, lo.first_day, hi.first_day]
         shape.append(table.table_name)
-    return _union(selects, params, cols, tuple(shape))
+
+    def build() -> exp.Query:
+        return _union([_select(table, _months(cols), cols) for table in read], cols)
+
+    return HistoryQuery(build, tuple(params), tuple(shape)) if read else None
 
 
-def _union(
-    selects: list[exp.Select], params: list[object], cols: TableColumns, shape: tuple[object, ...]
-) -> HistoryQuery | None:
-    if not selects:
-        return None
+def _union(selects: list[exp.Select], cols: TableColumns) -> exp.Query:
     query: exp.Query = selects[0]
     for select in selects[1:]:
         query = exp.Union(this=query, expression=select, distinct=False)
     order = [exp.Ordered(this=exp.column(c), nulls_first=True) for c in _order(cols)]
-    query = query.order_by(*order, copy=False)
-    return HistoryQuery(query, tuple(params), shape)
+    return query.order_by(*order, copy=False)
 
 
 def _order(cols: TableColumns) -> tuple[str, ...]:

@@ -229,4 +229,4 @@ def scope_answer_query(
         params.append(query.n)
     if _placeholders(ast) != len(params):  # a shape and its parameters went out of step
         raise AssertionError(f"{_placeholders(ast)} placeholders for {len(params)} parameters")
-    return HistoryQuery(ast, tuple(params))
+    return HistoryQuery.of(ast, tuple(params))

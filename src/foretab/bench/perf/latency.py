@@ -15,18 +15,19 @@ from pathlib import Path
 from foretab.errors import ForetabError
 from foretab.store import open_history
 
-# Phrasings for the built-in question set (one per family); {p} project, {d} district, {c} city.
-_SINGLE = (
-    "What will the average price of {p} in {d}, {c} be next month?",
-    "What is the expected highest average price of {p} in {d}, {c} over the next six months?",
-    "Will the average price of {p} in {d}, {c} in the second quarter of next year be higher or lower than now?",
-    "Give me the monthly average prices of {p} in {d}, {c} for the first three months of next year.",
-    "What was the average price of {p} in {d}, {c} last month?",
-)
-_PAIR = (
-    "Which of {p} or {q} in {d}, {c} will see a bigger price increase next year?",
-    "Which will have the higher average price next quarter, {p} or {q} in {d}, {c}?",
-)
+#: One phrasing per question family of the built-in set; {p} project, {d} district,
+#: {c} city, {q} a second project of the same district.
+FAMILY_PHRASINGS: dict[str, str] = {
+    "next month": "What will the average price of {p} in {d}, {c} be next month?",
+    "highest in 6 months": "What is the expected highest average price of {p} in {d}, {c} over the next six months?",
+    "quarter vs now": "Will the average price of {p} in {d}, {c} in the second quarter of next year be higher or lower than now?",
+    "monthly list": "Give me the monthly average prices of {p} in {d}, {c} for the first three months of next year.",
+    "last month": "What was the average price of {p} in {d}, {c} last month?",
+    "bigger increase": "Which of {p} or {q} in {d}, {c} will see a bigger price increase next year?",
+    "higher next quarter": "Which will have the higher average price next quarter, {p} or {q} in {d}, {c}?",
+}
+_SINGLE = tuple(v for v in FAMILY_PHRASINGS.values() if "{q}" not in v)
+_PAIR = tuple(v for v in FAMILY_PHRASINGS.values() if "{q}" in v)
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ from foretab.bench.qa.metrics import (
     score_numeric,
     score_retrieval,
 )
+from foretab.bench.qa.reliability import by_kind
 from foretab.bench.qa.significance import reasoning_intervals
 from foretab.dataset.items import QAItem, family_of
 from foretab.engine.choice import EngineChoice
@@ -158,6 +159,9 @@ class ItemResult:
     llm_seconds: float = 0.0
     #: reasoning answers: the stated probability that the answer is right (if any)
     probability: float | None = None
+    #: ... before calibration (the share of scenarios), and its kind (``ProbabilityKind``)
+    scenario_share: float | None = None
+    probability_kind: str = ""
     #: numeric answers: (gold, lo, hi) per gold item the answer's interval covers or not
     intervals: tuple[tuple[float, float, float], ...] = ()
     #: which kind of number the intervals bound ("one month", "window mean", "change", …)
@@ -187,6 +191,8 @@ class ItemResult:
             "llm_tokens": self.llm_tokens,
             "llm_seconds": round(self.llm_seconds, 3),
             "probability": self.probability,
+            "scenario_share": self.scenario_share,
+            "probability_kind": self.probability_kind or None,
             "intervals": [list(i) for i in self.intervals],
             "interval_kind": self.interval_kind or None,
         }
@@ -241,6 +247,13 @@ class RunResult:
             # Categorical forecast answers outside the reasoning task (scope picks, top N,
             # ranges about the future) state probabilities too.
             "calibration_other": calibration(self.results, task=None),
+            # Per kind of stated probability (issue 30): n, mean stated, share right,
+            # Spiegelhalter's z, Brier, ECE.
+            "calibration_by_kind": by_kind(
+                (r.probability_kind or "reasoning", r.probability, r.correct)
+                for r in self.results
+                if r.probability is not None and r.categorical is not None
+            ),
             "intervals": interval_coverage(self.results),
             "per_template": per_template(self.results),
             "per_family": per_family(self.results),
@@ -393,11 +406,15 @@ def evaluate_item(engine: EngineLike, item: QAItem, spec: AblationSpec) -> ItemR
     error: str | None = None
     source = ""
     probability: float | None = None
+    share: float | None = None
+    probability_kind = ""
     bounds: tuple[tuple[int, float, float], ...] = ()
     kind = ""
     try:
         answer = engine.ask(item.question)
         probability = getattr(answer, "probability", None)
+        share = getattr(answer, "scenario_share", None)
+        probability_kind = _probability_kind(getattr(answer, "plan", None), probability)
         predicted = _plain(getattr(answer, "answer", None))
         bounds = tuple((i.row, i.lo, i.hi) for i in getattr(answer, "intervals", ()))
         kind = _interval_kind(getattr(answer, "plan", None)) if bounds else ""
@@ -423,7 +440,8 @@ def evaluate_item(engine: EngineLike, item: QAItem, spec: AblationSpec) -> ItemR
         return ItemResult(
             item, predicted, retrieved, seconds, error,
             categorical=score_categorical(item.answer, predicted), future_source=source,
-            probability=probability, **llm,
+            probability=probability, scenario_share=share, probability_kind=probability_kind,
+            **llm,
         )  # fmt: skip
     return ItemResult(
         item, predicted, retrieved, seconds, error,
@@ -445,6 +463,16 @@ def _covered(
             if key in gold_items:
                 out.append((gold_items[key], lo, hi))
     return tuple(out)
+
+
+def _probability_kind(plan: object, probability: float | None) -> str:
+    """The kind of a stated probability (``foretab.analyze.calibration``); empty: none."""
+    from foretab.analyze.calibration import kind_of
+    from foretab.core.plan import Plan
+
+    if probability is None or not isinstance(plan, Plan):
+        return ""
+    return kind_of(plan).value
 
 
 def _interval_kind(plan: object) -> str:

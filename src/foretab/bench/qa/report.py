@@ -365,6 +365,13 @@ def write_report(runs: list[RunJson], out: Path) -> tuple[Path, Path]:
     if reliability is not None:
         extra = [*decision_lines(runs), "", f"![Reliability]({reliability.name})"]
         text += "\n" + "\n".join(extra) + "\n"
+    # Issue 30: the same per kind of stated probability, with a panel per kind.
+    from foretab.bench.qa.calibration import kind_lines, plot_reliability_by_kind
+
+    kinds = plot_reliability_by_kind(runs, out.with_name(out.stem + "_reliability_by_kind.png"))
+    if kinds is not None:
+        text += "\n" + "\n".join([*kind_lines(runs), "", f"![Reliability by kind]({kinds.name})"])
+        text += "\n"
     coverage = coverage_lines(runs)
     if coverage:
         text += "\n" + "\n".join(coverage) + "\n"

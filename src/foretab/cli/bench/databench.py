@@ -12,14 +12,13 @@ from rich.table import Table
 
 from foretab.cli.common import exit_on_error
 from foretab.cli.main import bench_app
-from foretab.cli.options import llm_options
+from foretab.cli.options import TableQAChoice, llm_options, tableqa_options
 from foretab.llm.settings import LLMSettings
-
-PIPELINES = ("ag", "ag+cs", "ag+ecs", "ag+ecs+cf")
 
 
 @bench_app.command("databench")
 @exit_on_error
+@tableqa_options
 @llm_options
 def databench(
     data: Annotated[
@@ -28,30 +27,16 @@ def databench(
     lite: Annotated[
         bool, typer.Option("--lite", help="The lite task: sample tables, sample answers.")
     ] = False,
-    pipeline: Annotated[str, typer.Option(help="ag, ag+cs, ag+ecs or ag+ecs+cf.")] = "ag+ecs+cf",
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="Only the first N questions.")
     ] = None,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Questions in parallel.")] = 1,
-    fix_attempts: Annotated[
-        int, typer.Option("--fix-attempts", min=0, help="Code-fixer rounds (ag+ecs+cf).")
-    ] = 1,
-    timeout: Annotated[
-        float, typer.Option("--timeout", min=1.0, help="Wall seconds per sandboxed run.")
-    ] = 30.0,
-    allow_weak_sandbox: Annotated[
-        bool,
-        typer.Option(
-            "--allow-weak-sandbox",
-            help="Run generated code even where an isolation layer (network namespace, "
-            "Landlock, a fresh uid) is missing on this machine. Off: such a run is refused.",
-        ),
-    ] = False,
     json_out: Annotated[
         Path | None,
         typer.Option("--json", help="Write the run (summary and every question) to this file."),
     ] = None,
     *,
+    tableqa: TableQAChoice,
     llm: LLMSettings,
 ) -> None:
     """Run the table-QA pipeline on DataBench and score it with the official rules.
@@ -62,15 +47,9 @@ def databench(
     """
     from foretab.bench.tableqa.databench import run_databench
     from foretab.cli.progress import count_bar
-    from foretab.tableqa import SandboxLimits, TableQA
 
-    if pipeline not in PIPELINES:
-        raise typer.BadParameter(f"use one of {', '.join(PIPELINES)}", param_hint="--pipeline")
     provider = llm.provider()
-    limits = SandboxLimits(
-        wall_s=timeout, cpu_s=max(1, int(timeout)), strict=not allow_weak_sandbox
-    )
-    qa = TableQA(provider, pipeline, fix_attempts=fix_attempts, limits=limits)
+    qa = tableqa.build(provider)
     with provider, count_bar("DataBench") as bar:
         task = bar.add_task("questions", total=None)
         report = run_databench(
@@ -85,7 +64,9 @@ def databench(
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(summary, ensure_ascii=False, indent=1, default=str))
-    grid = Table(title=f"DataBench ({summary['task']}), pipeline {pipeline}, model {report.model}")
+    grid = Table(
+        title=f"DataBench ({summary['task']}), pipeline {tableqa.pipeline}, model {report.model}"
+    )
     grid.add_column("type")
     grid.add_column("correct", justify="right")
     grid.add_column("accuracy", justify="right")

@@ -218,9 +218,18 @@ def train_cmd(
             "every series, as before)."
         ),
     ] = "per-series",
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster",
+            help="Train the LightGBM boosters on a running Dask cluster: "
+            "dask://HOST:PORT of its scheduler (needs the [cluster] extra). The saved "
+            "model has the same format; features and intervals are computed here.",
+        ),
+    ] = None,
 ) -> None:
     """Refit the store's forecaster on its history (to the reference month) and save it."""
     from foretab.cli.training import train_with_bar, trained_line
 
-    fitted = train_with_bar(db, model, seed, console, intervals=intervals)
+    fitted = train_with_bar(db, model, seed, console, intervals=intervals, cluster=cluster)
     out.print(trained_line(fitted))

@@ -136,9 +136,9 @@ def run(
     if probe is not None:
         probe.close()
     stages: dict[str, object] = {}
-    from foretab.analyze import RuleAnalyzer
     from foretab.analyze.probability import DEFAULT_DECISION
     from foretab.analyze.scenarios import Copula
+    from foretab.engine.rules import StoreRuleAnalyzer
 
     chosen = Copula()
     if month_correlation is not None or shared_correlation is not None:
@@ -148,8 +148,10 @@ def run(
         )
     if decision != DEFAULT_DECISION or chosen != Copula():
         # The default engine already decides this way, with the default scenarios.
-        stages["analyzer"] = RuleAnalyzer(decision, chosen)
+        stages["analyzer"] = StoreRuleAnalyzer(decision, chosen)
     copula = f"months {chosen.months:g}, shared {chosen.shared:g}"
+    meta = {"engine": engine.kind, "decision": decision, "copula": copula}
+    meta["probability_calibration"], meta["calibration_methods"] = _calibration_in_force(db)
     items = read_items(dataset)
     if limit is not None:
         items = items[:limit]
@@ -163,7 +165,7 @@ def run(
             result = run_parallel(
                 db, items, workers=workers, ablation=ablation, model=model,
                 dataset=str(dataset), progress=progress,
-                meta={"engine": engine.kind, "decision": decision, "copula": copula},
+                meta=meta,
                 choice=engine, stages=stages,
             )  # fmt: skip
         else:
@@ -172,7 +174,7 @@ def run(
                 result = run_benchmark(
                     built, items, ablation=ablation, model=model,
                     dataset=str(dataset), progress=progress,
-                    meta={"engine": engine.kind, "decision": decision, "copula": copula},
+                    meta=meta,
                 )  # fmt: skip
             finally:
                 close = getattr(built, "close", None)
@@ -191,6 +193,20 @@ def run(
     if report is not None:
         write_report([data], report)
     _print_run(data)
+
+
+def _calibration_in_force(db: str) -> tuple[str, str]:
+    """The store's probability calibration in words and its methods ("none": shares)."""
+    from foretab.analyze.calibration import load_calibration
+    from foretab.forecast.store import ARTIFACT_NAME
+    from foretab.store import open_history
+
+    with open_history(db) as store:
+        calibration = load_calibration(store, ARTIFACT_NAME)
+    if calibration is None or not calibration.curves:
+        return "none", "none"
+    methods = ", ".join(sorted({c.method for c in calibration.curves.values()}))
+    return calibration.described, methods
 
 
 def _print_run(data: dict[str, object]) -> None:
@@ -240,7 +256,8 @@ def compare_cmd(
 
     QA runs: the reasoning items of two `bench run --details` files, matched by id; both
     runs' accuracy and F1, B minus A with a 95% paired-bootstrap interval, how many items
-    only one of them got right, and McNemar's exact p-value on those. Forecasting and
+    only one of them got right, McNemar's exact p-value on those, and the Brier score of
+    the stated probabilities per kind, B minus A with its paired interval. Forecasting and
     imputation runs: the cells both scored; MAE and MRE, B minus A with a 95% interval
     that resamples whole series. An interval that holds 0 means the split cannot tell the
     two runs apart.
@@ -270,11 +287,34 @@ def compare_cmd(
         )  # fmt: skip
         Console().print(f"McNemar exact p = {result.mcnemar_p:.4g}")
         data = result.to_dict()
+        data["brier"] = _print_brier(before, after)
     if json_out is not None:
         import json
 
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def _print_brier(before: Path, after: Path) -> list[dict[str, object]]:
+    """The paired Brier change per kind of stated probability (issue 30), if any."""
+    from dataclasses import asdict
+
+    from foretab.bench.qa.reliability import compare_brier, read_stated
+
+    rows = compare_brier(read_stated(before), read_stated(after))
+    if not rows:
+        return []
+    grid = Table(title="Brier score of the stated probabilities (lower is better)")
+    for column in ("kind", "items", "A", "B", f"B − A ({rows[0].level:.0%} interval)"):
+        grid.add_column(column, justify="left" if column == "kind" else "right")
+    for row in rows:
+        change, low, high = row.change
+        grid.add_row(
+            row.kind, f"{row.items:,}", f"{row.brier[0]:.4f}", f"{row.brier[1]:.4f}",
+            f"{change:+.4f} ({low:+.4f} to {high:+.4f})",
+        )  # fmt: skip
+    Console().print(grid)
+    return [asdict(row) for row in rows]
 
 
 def _print_comparison(

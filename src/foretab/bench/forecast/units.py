@@ -1,0 +1,99 @@
+"""``foretab bench units``: the units-sold model against carrying last year's mean forward.
+
+The corpus hold-out, as ``bench corpus`` for prices: the model is fitted on the months up
+to the reference month R, forecasts R+1..R+12 for every project with a row in R−11..R
+(the candidates of a future scope question, docs/design.md §4), and is scored on the
+months of R+1..R+12 that have a row. The baseline is each project's mean over its rows of
+R−11..R carried forward. MAE of both, their difference with a 95% paired interval that
+resamples whole projects, and the 80% interval's coverage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from foretab.bench.bootstrap import LEVEL, percentile_interval, rounded_change
+from foretab.core.months import Month
+from foretab.forecast.base import MAX_HORIZON
+from foretab.forecast.units import UnitsModel, last_year_mean
+
+
+@dataclass(frozen=True, slots=True)
+class UnitsBench:
+    """The hold-out scores of the units model and of its baseline."""
+
+    projects: int
+    cells: int
+    model_mae: float
+    baseline_mae: float
+    #: model − baseline, ``(difference, low, high)`` (negative: the model is better)
+    mae_change: tuple[float, float, float]
+    coverage: float
+    mean_width: float
+    seconds: float
+    level: float = LEVEL
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def units_panel(path: Path) -> tuple[np.ndarray, Month, list[tuple[str, str, str]]]:
+    """``[projects, months]`` units sold (NaN: no row) of a corpus CSV, its first month."""
+    import pandas as pd
+
+    frame = pd.read_csv(path, usecols=["city", "district", "project", "month", "units_sold"])
+    frame = frame.dropna(subset=["units_sold"])
+    months = sorted(frame["month"].unique())
+    first = Month.parse(months[0])
+    last = Month.parse(months[-1])
+    columns = [(first + k).iso for k in range(last.minus(first) + 1)]
+    wide = frame.pivot_table(
+        index=["city", "district", "project"], columns="month", values="units_sold", aggfunc="sum"
+    ).reindex(columns=columns)
+    keys = [tuple(map(str, k)) for k in wide.index]
+    return wide.to_numpy(dtype=float), first, keys  # type: ignore[return-value]
+
+
+def bench_units(path: Path, reference: Month, seed: int = 0) -> UnitsBench:
+    """Fit at ``reference`` on the corpus at ``path``; score R+1..R+12 against its rows."""
+    import time
+
+    units, first, _ = units_panel(path)
+    cut = reference.minus(first) + 1  # columns 0..cut-1 are history
+    history, future = units[:, :cut], units[:, cut : cut + MAX_HORIZON]
+    horizon = future.shape[1]
+    candidates = np.isfinite(history[:, -12:]).any(axis=1) & np.isfinite(future).any(axis=1)
+    started = time.perf_counter()
+    model = UnitsModel.fit(history, first.month, seed)
+    forecast = model.predict(history[candidates], horizon)
+    seconds = time.perf_counter() - started
+    truth = future[candidates]
+    baseline = last_year_mean(history[candidates], horizon)
+    cells = np.isfinite(truth)
+    err_model = np.where(cells, np.abs(forecast.value - np.nan_to_num(truth)), 0.0)
+    err_base = np.where(cells, np.abs(baseline - np.nan_to_num(truth)), 0.0)
+    count = cells.sum(axis=1).astype(float)
+
+    def change(a: np.ndarray, b: np.ndarray, n: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.atleast_1d(
+            a.sum(axis=axis) / n.sum(axis=axis) - b.sum(axis=axis) / n.sum(axis=axis)
+        )
+
+    per_model, per_base = err_model.sum(axis=1), err_base.sum(axis=1)
+    bounds = percentile_interval((per_model, per_base, count), change, LEVEL)
+    model_mae = float(per_model.sum() / count.sum())
+    base_mae = float(per_base.sum() / count.sum())
+    inside = (forecast.lo <= truth) & (truth <= forecast.hi)
+    return UnitsBench(
+        projects=int(candidates.sum()),
+        cells=int(cells.sum()),
+        model_mae=round(model_mae, 3),
+        baseline_mae=round(base_mae, 3),
+        mae_change=rounded_change(model_mae - base_mae, bounds[0], 3),
+        coverage=round(float(inside[cells].mean()), 4),
+        mean_width=round(float((forecast.hi - forecast.lo)[cells].mean()), 3),
+        seconds=round(seconds, 1),
+    )
