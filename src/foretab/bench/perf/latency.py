@@ -14,6 +14,7 @@ from pathlib import Path
 
 from foretab.errors import ForetabError
 from foretab.store import open_history
+from foretab.store.catalog import EntityEntry
 
 #: One phrasing per question family of the built-in set; {p} project, {d} district,
 #: {c} city, {q} a second project of the same district.
@@ -44,8 +45,10 @@ class LatencyReport:
     cold_ask_median_ms: float
 
 
-def builtin_questions(db: str, n: int, seed: int = 0) -> list[str]:
-    """``n`` questions over random projects with recent history (seeded)."""
+def recent_projects(
+    db: str,
+) -> tuple[list[EntityEntry], list[tuple[tuple[str, str], list[str]]]]:
+    """The store's entities with a value in R−2..R, and its groups holding two or more."""
     with open_history(db) as store:
         projects = store.entities()
         reference = store.reference_month
@@ -53,7 +56,12 @@ def builtin_questions(db: str, n: int, seed: int = 0) -> list[str]:
     by_district: dict[tuple[str, str], list[str]] = {}
     for p in recent:
         by_district.setdefault((p.outer, p.inner), []).append(p.name)
-    pairs = [(k, v) for k, v in by_district.items() if len(v) >= 2]
+    return recent, [(k, v) for k, v in by_district.items() if len(v) >= 2]
+
+
+def builtin_questions(db: str, n: int, seed: int = 0) -> list[str]:
+    """``n`` questions over random projects with recent history (seeded)."""
+    recent, pairs = recent_projects(db)
     rng = random.Random(seed)
     questions = []
     for i in range(n):

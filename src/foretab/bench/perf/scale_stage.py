@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from foretab.bench.perf.latency import FAMILY_PHRASINGS
+from foretab.bench.perf.latency import FAMILY_PHRASINGS, recent_projects
 from foretab.errors import ForetabError
 
 
@@ -48,16 +48,7 @@ def _train(args: dict[str, Any]) -> dict[str, Any]:
 
 def family_questions(db: str, per_family: int, seed: int) -> list[tuple[str, str]]:
     """``per_family`` questions of each family over random projects with recent sales."""
-    from foretab.store import open_history
-
-    with open_history(db) as store:
-        projects = store.entities()
-        reference = store.reference_month
-    recent = [p for p in projects if reference is None or p.last_month.minus(reference) >= -2]
-    by_district: dict[tuple[str, str], list[str]] = {}
-    for p in recent:
-        by_district.setdefault((p.outer, p.inner), []).append(p.name)
-    pairs = [(k, v) for k, v in by_district.items() if len(v) >= 2]
+    recent, pairs = recent_projects(db)
     rng = random.Random(seed)
     out = []
     for family, phrasing in FAMILY_PHRASINGS.items():
