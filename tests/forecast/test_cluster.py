@@ -70,8 +70,19 @@ def _demo_store(path: Path) -> str:
     return db
 
 
+#: Seeds each way. One fit is not a measurement here: on this 400-project store the local
+#: model's hold-out MAE moves from about 2,030 to 3,000 with the seed alone, and a cluster
+#: fit is not bit-reproducible (which worker gets which rows and rank varies per run), so
+#: the test compares the mean over seeds (docs/scale.md, "Hold-out").
+CLUSTER_SEEDS = (0, 1, 2, 3)
+#: The paired per-seed differences had a spread of about 4% of the MAE (six seeds); over
+#: four seeds their mean stays within about 2%, so 8% is never crossed by chance, while a
+#: broken split (each worker holding other cities: +66%) is far above it.
+CLUSTER_TOLERANCE = 0.08
+
+
 @pytest.mark.slow
-def test_the_cluster_model_scores_the_hold_out_within_one_percent_of_the_local_one(
+def test_the_cluster_model_scores_the_hold_out_as_well_as_the_local_one_over_seeds(
     loopback_cluster: str, tmp_path: Path
 ) -> None:
     from foretab.bench.forecast.cell_compare import compare_cell_files
@@ -79,28 +90,33 @@ def test_the_cluster_model_scores_the_hold_out_within_one_percent_of_the_local_o
     from foretab.forecast.store import ARTIFACT_NAME, train_store_model
     from foretab.store import open_history
 
-    local_db = _demo_store(tmp_path / "local.duckdb")
-    cluster_db = _demo_store(tmp_path / "cluster.duckdb")
-    train_store_model(local_db)
-    with on_cluster(loopback_cluster) as workers:
-        assert workers == 2
-        train_store_model(cluster_db)
-    with open_history(cluster_db) as store:
-        saved = store.load_artifact(ARTIFACT_NAME)
-    assert saved is not None
-    with zipfile.ZipFile(io.BytesIO(saved)) as archive:
-        boosters = [n for n in archive.namelist() if n.startswith("booster_")]
-        assert boosters
-        # Built by two machines, not by a local fallback.
-        assert all("[num_machines: 2]" in archive.read(n).decode() for n in boosters)
-    details = {}
-    for name, db in (("local", local_db), ("cluster", cluster_db)):
-        details[name] = tmp_path / f"{name}.jsonl"
-        bench_corpus(db, "lgbm_market", stored=True, details=details[name])
-    paired = compare_cell_files(details["local"], details["cluster"])
-    assert paired.cells > 1000
-    local_mae, cluster_mae = paired.mae
-    assert cluster_mae <= local_mae * 1.01, paired
+    stores = {name: _demo_store(tmp_path / f"{name}.duckdb") for name in ("local", "cluster")}
+    local_mae: list[float] = []
+    change: list[float] = []
+    for seed in CLUSTER_SEEDS:
+        train_store_model(stores["local"], seed=seed)
+        with on_cluster(loopback_cluster) as workers:
+            assert workers == 2
+            train_store_model(stores["cluster"], seed=seed)
+        with open_history(stores["cluster"]) as store:
+            saved = store.load_artifact(ARTIFACT_NAME)
+        assert saved is not None
+        with zipfile.ZipFile(io.BytesIO(saved)) as archive:
+            boosters = [n for n in archive.namelist() if n.startswith("booster_")]
+            assert boosters
+            # Built by two machines, not by a local fallback.
+            assert all("[num_machines: 2]" in archive.read(n).decode() for n in boosters)
+        cells = {}
+        for name, db in stores.items():
+            cells[name] = tmp_path / f"{name}-{seed}.jsonl"
+            bench_corpus(db, "lgbm_market", stored=True, details=cells[name])
+        paired = compare_cell_files(cells["local"], cells["cluster"])
+        assert paired.cells > 1000
+        local_mae.append(paired.mae[0])
+        change.append(paired.mae_change[0])
+    mean_local = sum(local_mae) / len(local_mae)
+    mean_change = sum(change) / len(change)
+    assert mean_change <= CLUSTER_TOLERANCE * mean_local, (local_mae, change)
 
 
 def test_train_with_a_non_dask_cluster_address_exits_naming_the_form(mini_duckdb: str) -> None:
