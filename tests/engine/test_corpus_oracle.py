@@ -184,8 +184,14 @@ def test_unknown_project_suggests(engine: Engine) -> None:
     assert info.value.suggestions  # close matches within Jiangning District
 
 
-def test_typo_is_linked_fuzzily(engine: Engine, prices) -> None:
+def test_typo_is_asked_back_and_a_lowercase_name_links(engine: Engine, prices) -> None:
+    with pytest.raises(UnknownEntityError, match="did you mean Greenland Lixiang City"):
+        engine.ask(
+            "What was the average price of greenland lixiang cty in jiangning district nanjing "
+            "last month?"
+        )
     ans = engine.ask(
-        "What was the average price of greenland lixiang cty in jiangning district nanjing last month?"
+        "What was the average price of greenland lixiang city in jiangning district nanjing "
+        "last month?"
     )
     assert ans.plan.entities[0].name == "Greenland Lixiang City"

@@ -11,7 +11,7 @@ import pytest
 from foretab.core.canonical import canonical
 from foretab.core.months import Month
 from foretab.core.plan import PlaceOp
-from foretab.errors import QuestionError
+from foretab.errors import QuestionError, UnknownEntityError
 from foretab.parse.entities import EntityIndex
 from foretab.parse.parser import parse_question
 
@@ -65,9 +65,17 @@ def test_the_issue_examples_carry_every_span_in_their_canonical_question(
         assert word in text, (word, text)
 
 
-def test_a_name_read_fuzzily_is_stated(corpus_index: EntityIndex) -> None:
+def test_a_misspelt_name_is_asked_back_not_answered(corpus_index: EntityIndex) -> None:
     q = "What was the price of Greenland Lixang City in Jiangning, Nanjing in May 2021?"
-    plan = parse_question(q, corpus_index, R)
-    assert plan.assumption == "'Greenland Lixang City' was read as Greenland Lixiang City"
+    with pytest.raises(UnknownEntityError, match="did you mean Greenland Lixiang City"):
+        parse_question(q, corpus_index, R)
     plan = parse_question(q.replace("Lixang", "Lixiang"), corpus_index, R)
     assert plan.assumption == ""
+
+
+def test_a_misspelt_place_as_the_subject_is_asked_back(corpus_index: EntityIndex) -> None:
+    q = "What was the average price in Jiangnig, Nanjing in June 2021?"
+    with pytest.raises(UnknownEntityError, match="'Jiangnig'; did you mean Jiangning"):
+        parse_question(q, corpus_index, R)
+    plan = parse_question("What will Poly Banhuyuan in Jiangnig, Nanjng cost next month?", corpus_index, R)
+    assert [ref.name for ref in plan.entities] == ["Poly Banhuyuan"]

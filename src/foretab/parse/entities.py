@@ -47,6 +47,18 @@ _MAX_NAME_WORDS = 16  # a Chinese name is at most this many jieba words (with pu
 _BREAK = re.compile(r"[,;:?!()\[\]/&]|\s-\s")
 
 
+def spelt_within(text: str, name: str) -> bool:
+    """True when ``text`` is ``name`` or a part of it, up to case, spaces and punctuation.
+
+    "Lixiang City" and "Sun and Moon" (for "Sun & Moon") are; "Lixang" is a misspelling.
+    """
+    return _loose(text) in _loose(name)
+
+
+def _loose(name: str) -> str:
+    return re.sub(r"\band\b|[^0-9a-z\u4e00-\u9fff]", "", normalize(name))
+
+
 def _zh(aliases: Iterable[str]) -> str:
     return next((a for a in aliases if has_cjk(a)), "")
 
@@ -409,12 +421,14 @@ class EntityIndex:
         keys = self._scope(scope_ids).keys
         exact = [(m, pid) for m, (_, pid) in zip(resolved_mentions, resolved, strict=True)]
         unclaimed: list[str] = []  # leftovers that named nothing
+        misspelt_places: list[str] = []
         tokens = read.tokens if read is not None else tokenize(question)
         for start, end, text, name_like in self._leftovers(question, tokens, taken, keys):
             self._check_extension(question, start, end, exact, scope_ids)
             errors = [e for m, e in deferred if start <= m.start and m.end <= end]
             if not errors and self._misspelt_place(text):
                 spans.append((start, end))  # claimed as a place
+                misspelt_places.append(question[start:end])
                 continue  # "Jiangnig, Nanjng": a place name with a typo, not a project
             try:
                 pid = self._fuzzy(
@@ -440,6 +454,10 @@ class EntityIndex:
                 unclaimed.append(question[start:end])
         if ambiguous:
             raise ambiguous[0]
+        if misspelt_places and not resolved:
+            # Beside a project named exactly, a misspelt place only qualifies it; as the
+            # subject it would be dropped and the question answered for another place.
+            raise self._misspelt_place_error(misspelt_places[0])
         if not resolved and allow_no_entity and (outer_names or place_set):
             # A question about a place as a whole names no project; words left over that
             # are not question vocabulary may be a project the store does not know
@@ -525,6 +543,14 @@ class EntityIndex:
             )
             is not None
             for word in words
+        )
+
+    def _misspelt_place_error(self, text: str) -> UnknownEntityError:
+        hit = process.extractOne(normalize(text), self._place_names, scorer=fuzz.ratio)
+        close = f"; did you mean {hit[0].title()}?" if hit is not None else ""
+        return UnknownEntityError(
+            f"unknown {' or '.join(self.wording.groups)} '{text}'{close}",
+            suggestions=[hit[0].title()] if hit is not None else [],
         )
 
     def _scope_ids(
@@ -699,6 +725,14 @@ class EntityIndex:
                 raise AmbiguousEntityError(
                     f"'{original}' could be {', '.join(options)}; use the full {self.noun} name",
                     suggestions=options,
+                )
+            if not spelt_within(original, self.refs[best].name):
+                # A misspelling ("Lixang" for Lixiang) is a guess at another name: asked
+                # back, never answered (docs/design.md §2); a part of the name links.
+                where = self._where(outer_names, places)
+                raise UnknownEntityError(
+                    f"unknown {self.noun} '{original}'{where}; did you mean {self._label(best)}?",
+                    suggestions=[self._label(best)],
                 )
             return best
         if not name_like or (" " not in text and len(text) <= 4):

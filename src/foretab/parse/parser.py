@@ -200,32 +200,7 @@ def parse_question(
         index.wording,
     )  # fmt: skip
     check_meaning(plan, text, named_text, is_zh)
-    return _stated(_with_corrections(plan, question, timed.found.mentions, linked))
-
-
-def _loose(name: str) -> str:
-    """A name's letters and digits only, without "and": how spellings of it are compared."""
-    return re.sub(r"\band\b|[^0-9a-z\u4e00-\u9fff]", "", normalize(name))
-
-
-def _with_corrections(
-    plan: Plan, question: str, mentions: Sequence[Mention], linked: Linked
-) -> Plan:
-    """The plan stating a name the linker read fuzzily ("Lixang" as Lixiang): never silent."""
-    exact = {(m.start, m.end) for m in mentions}
-    names = {_loose(ref.name) for ref in linked.entities}
-    read = [question[start:end].strip() for start, end in linked.spans if (start, end) not in exact]
-    # a part of a name ("Lixiang City") or another writing of it ("Sun and Moon" for
-    # "Sun & Moon") is not a misspelling; "Lixang" is
-    fuzzy = [r for r in read if not any(_loose(r) in n for n in names)]
-    if not fuzzy or plan.assumption or len(linked.entities) != 1:
-        return plan
-    name = linked.entities[0].display_name(plan.language)
-    if plan.language is Language.ZH:
-        note = f"“{fuzzy[0]}”按{name}回答"
-    else:
-        note = f"'{fuzzy[0]}' was read as {name}"
-    return replace(plan, assumption=note)
+    return _stated(plan)
 
 
 _RECENT = re.compile(r"recent|lately|最近|近期", re.I)
