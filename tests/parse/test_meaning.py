@@ -77,5 +77,7 @@ def test_a_misspelt_place_as_the_subject_is_asked_back(corpus_index: EntityIndex
     q = "What was the average price in Jiangnig, Nanjing in June 2021?"
     with pytest.raises(UnknownEntityError, match="'Jiangnig'; did you mean Jiangning"):
         parse_question(q, corpus_index, R)
-    plan = parse_question("What will Poly Banhuyuan in Jiangnig, Nanjng cost next month?", corpus_index, R)
+    plan = parse_question(
+        "What will Poly Banhuyuan in Jiangnig, Nanjng cost next month?", corpus_index, R
+    )
     assert [ref.name for ref in plan.entities] == ["Poly Banhuyuan"]

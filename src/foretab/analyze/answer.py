@@ -74,6 +74,8 @@ def _fmt(value: float) -> str:
 def _what(plan: Plan) -> str:
     words = plan.wording
     if plan.metric is Metric.UNITS:
+        if plan.aggregate is Aggregate.MEDIAN:
+            return f"median monthly {words.summed}"
         return words.summed if plan.aggregate is not Aggregate.EACH else f"monthly {words.summed}"
     value = words.value_label
     if plan.current:
@@ -85,13 +87,18 @@ def _what(plan: Plan) -> str:
         Aggregate.MIN: f"lowest monthly {value}",
         Aggregate.EACH: f"monthly {value}",
         Aggregate.SUM: "total",
+        Aggregate.MEDIAN: f"median monthly {value}",
     }[plan.aggregate]
 
 
 def _what_zh(plan: Plan) -> str:
     words = plan.wording
     if plan.metric is Metric.UNITS:
-        return words.summed_zh
+        return (
+            f"月度{words.summed_zh}中位数"
+            if plan.aggregate is Aggregate.MEDIAN
+            else words.summed_zh
+        )
     return {
         Aggregate.VALUE: words.value_zh,
         Aggregate.MEAN: f"平均{words.value_zh}",
@@ -99,6 +106,7 @@ def _what_zh(plan: Plan) -> str:
         Aggregate.MIN: f"最低月度{words.value_zh_short}",
         Aggregate.EACH: f"每月{words.value_zh}",
         Aggregate.SUM: "合计",
+        Aggregate.MEDIAN: f"月度{words.value_zh_short}中位数",
     }[plan.aggregate]
 
 
@@ -175,7 +183,8 @@ def _numeric(
         else:
             value = target(plan.aggregate, values, plan)
             answer.append([name, value] if several else [value])
-            shown = f"{value:,.0f}" if plan.metric is Metric.UNITS else _fmt(value)
+            whole = plan.metric is Metric.UNITS and value == int(value)  # a median may be .5
+            shown = f"{value:,.0f}" if whole else _fmt(value)
             parts.append(f"{name} {shown}" if several else shown)
     if zh:
         names = _names([r.display_name(plan.language) for r in plan.entities], zh=True)
@@ -253,7 +262,7 @@ def _threshold(plan: Plan, history: Mapping, future: Mapping) -> Analysis:
     threshold = plan.threshold
     assert threshold is not None
     aggregate = Aggregate.MEAN if plan.aggregate is Aggregate.EACH else plan.aggregate
-    if plan.metric is Metric.UNITS and aggregate is not Aggregate.VALUE:
+    if plan.metric is Metric.UNITS and aggregate not in (Aggregate.VALUE, Aggregate.MEDIAN):
         aggregate = Aggregate.SUM
     value = target(aggregate, _values(plan, ref, history, future), plan)
     yes = value > threshold.value if threshold.above else value < threshold.value
@@ -282,7 +291,7 @@ def _reasoning(
     comparison = plan.comparison
     if comparison in (Comparison.HIGHEST, Comparison.LOWEST):
         aggregate = plan.aggregate
-        if plan.metric is Metric.UNITS and aggregate is not Aggregate.VALUE:
+        if plan.metric is Metric.UNITS and aggregate not in (Aggregate.VALUE, Aggregate.MEDIAN):
             aggregate = Aggregate.SUM
         targets = [
             (ref, target(aggregate, _values(plan, ref, history, future), plan))

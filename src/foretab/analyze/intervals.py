@@ -92,7 +92,9 @@ def with_intervals(plan: Plan, history: History, forecast: Forecast, point: Anal
         return point
     label = f"{forecast.level:.0%}"
     aggregate = (
-        plan.aggregate if plan.aggregate in (Aggregate.MAX, Aggregate.MIN) else Aggregate.MEAN
+        plan.aggregate
+        if plan.aggregate in (Aggregate.MAX, Aggregate.MIN, Aggregate.MEDIAN)
+        else Aggregate.MEAN
     )
     text, cursor = point.text, 0
     intervals, methods = [], []
@@ -137,7 +139,9 @@ def with_change_intervals(
         return point
     relative = plan.change is ChangeMeasure.RELATIVE
     aggregate = (
-        plan.aggregate if plan.aggregate in (Aggregate.MAX, Aggregate.MIN) else Aggregate.MEAN
+        plan.aggregate
+        if plan.aggregate in (Aggregate.MAX, Aggregate.MIN, Aggregate.MEDIAN)
+        else Aggregate.MEAN
     )
     text, cursor = point.text, 0
     intervals, methods = [], []

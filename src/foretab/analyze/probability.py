@@ -277,7 +277,7 @@ def _which_month(
 
 
 def _target_aggregate(plan: Plan) -> Aggregate:
-    if plan.aggregate in (Aggregate.MAX, Aggregate.MIN):
+    if plan.aggregate in (Aggregate.MAX, Aggregate.MIN, Aggregate.MEDIAN):
         return plan.aggregate
     return Aggregate.MEAN  # MEAN, and VALUE (one column)
 
@@ -325,6 +325,8 @@ def _aggregate(
         return table.max(axis=1)
     if plan.aggregate is Aggregate.MIN:
         return table.min(axis=1)
+    if plan.aggregate is Aggregate.MEDIAN:
+        return np.median(table, axis=1)
     return table.mean(axis=1)  # MEAN, and VALUE (one column)
 
 

@@ -293,6 +293,12 @@ def reduce(values: np.ndarray, present: np.ndarray, aggregate: Aggregate) -> np.
         return np.where(present, values, np.inf).min(axis=-1)
     if aggregate is Aggregate.SUM:
         return np.where(present, values, 0.0).sum(axis=-1)
+    if aggregate is Aggregate.MEDIAN:
+        masked = np.where(present, values, np.nan)
+        out = np.full(masked.shape[:-1], np.nan)
+        some = ~np.isnan(masked).all(axis=-1)
+        out[some] = np.nanmedian(masked[some], axis=-1)
+        return out
     # MEAN, and VALUE / EACH over the one month they cover; NaN where no month is present
     total = np.where(present, values, 0.0).sum(axis=-1)
     count = np.broadcast_to(present, values.shape).sum(axis=-1)

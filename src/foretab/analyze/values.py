@@ -29,6 +29,14 @@ def dmean(values: list[float]) -> float:
     return float(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
+def dmedian(values: list[float]) -> float:
+    """Exact decimal median of 2-decimal values (the two middle ones' mean), rounded half up."""
+    ordered = sorted(Decimal(f"{v:.2f}") for v in values)
+    middle = len(ordered) // 2
+    exact = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    return float(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
 def r2(value: float) -> float:
     """Round half up to 2 decimals."""
     return float(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)) + 0.0
@@ -93,6 +101,8 @@ def target(aggregate: Aggregate, values: list[tuple[Month, float]], plan: Plan) 
         return max(numbers)
     if aggregate is Aggregate.MIN:
         return min(numbers)
+    if aggregate is Aggregate.MEDIAN and numbers:
+        return dmedian(numbers)
     if len(numbers) != 1:
         raise QuestionError(
             f"one value was asked for but the window {window_text(plan)} holds {len(numbers)}"

@@ -219,6 +219,7 @@ def _entities(plan: Plan) -> str:
         Aggregate.MAX: f"highest {measure}",
         Aggregate.MIN: f"lowest {measure}",
         Aggregate.SUM: f"total {measure}",
+        Aggregate.MEDIAN: f"median {measure}",
         Aggregate.EACH: f"{measure} each month",
     }[plan.aggregate]
     if plan.which_month is not None:

@@ -31,6 +31,7 @@ class Aggregate(StrEnum):
     MIN = "min"
     EACH = "each"  # every month of the window, listed
     SUM = "sum"  # units sold over the window
+    MEDIAN = "median"  # the median of the window's monthly values
 
 
 class Comparison(StrEnum):

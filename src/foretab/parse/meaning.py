@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from foretab.core.canonical import canonical
 from foretab.core.months import Month
 from foretab.core.plan import (
+    Aggregate,
     ChangeMeasure,
     Comparison,
     PlaceOp,
@@ -129,6 +130,7 @@ _RULES = (
     _Rule("how many", _HOW_MANY_EN, _HOW_MANY_ZH, _count),
     _Rule("group", _RANKED_INNER_EN, zh.INNER_WORD, _inner_groups),
     _Rule("more", _MORE_EN, None, _ranked),
+    _Rule("median", en.MEDIAN, zh.MEDIAN, lambda p: p.aggregate is Aggregate.MEDIAN),
 )
 
 

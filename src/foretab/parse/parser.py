@@ -67,7 +67,7 @@ from foretab.parse.phrases import PHRASES
 from foretab.parse.places import PlaceReading, place_query_of, relative, yoy_window
 from foretab.parse.question import read_question
 from foretab.parse.refuse import check_refusals
-from foretab.parse.text import mask, normalize
+from foretab.parse.text import mask
 
 MAX_HORIZON = 12  # months past R a forecast reaches
 

@@ -164,6 +164,8 @@ MOST_ZH = r"最多|最大|最快|最高|更多|更大|更快|较多|较大"
 EACH_ZH = r"每个月|每月|各月|逐月|分别|各个月|信息|数据|情况|详情|具体|有何变化|变化情况|走势|明细"
 MEAN_ZH = r"平均|均值|总体|整体|合计|总共|一共|总计"
 RELATIVE_ZH = r"涨幅|跌幅|幅度|百分比|%"
+MEDIAN_EN = r"\bmedian\b"
+MEDIAN_ZH = r"中位数|中位值|中值"
 NOW = (
     r"\b(?:now|currently|current|today|present|this\s+month|at\s+the\s+moment|latest)\b"
     r"|目前|现在|当前|本月|这个月|如今|眼下|最新"
@@ -222,6 +224,14 @@ def _literal_words(*sources: str) -> tuple[str, ...]:
 
 
 ZH_WORDS: tuple[str, ...] = _literal_words(
-    RISE_ZH, FALL_ZH, MOST_ZH, EACH_ZH, MEAN_ZH, RELATIVE_ZH, NOW, *(m.zh for m in MEASURES)
+    RISE_ZH,
+    FALL_ZH,
+    MOST_ZH,
+    EACH_ZH,
+    MEAN_ZH,
+    RELATIVE_ZH,
+    MEDIAN_ZH,
+    NOW,
+    *(m.zh for m in MEASURES),
 )
 """Chinese cue and measure words, given to the segmenter so it keeps them whole."""

@@ -108,6 +108,9 @@ DOWN_COMPARATIVE = re.compile(r"\b(?:lower|cheaper|smaller)\b")
 MEAN = re.compile(vocab.MEAN_EN)
 
 
+MEDIAN = re.compile(vocab.MEDIAN_EN)
+
+
 EACH = re.compile(vocab.EACH_EN)
 
 
@@ -215,6 +218,7 @@ def aggregate(text: str) -> Aggregate | None:
     hits: list[tuple[int, Aggregate]] = []
     for pattern, aggregate in (
         (MEAN, Aggregate.MEAN),
+        (MEDIAN, Aggregate.MEDIAN),
         (HIGH, Aggregate.MAX),
         (LOW, Aggregate.MIN),
     ):
@@ -344,6 +348,7 @@ CUES: tuple[tuple[re.Pattern[str], str], ...] = (
     (UP_COMPARATIVE, "higher"),
     (DOWN_COMPARATIVE, "lower"),
     (MEAN, "mean"),
+    (MEDIAN, "median"),
     (EACH, "each"),
     (RELATIVE, "relative"),
     (WHICH, "which"),

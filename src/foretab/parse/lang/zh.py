@@ -118,6 +118,8 @@ def aggregate(text: str, cues: Cues, window: TimeWindow, which_month: Extreme | 
         return Aggregate.VALUE
     if which_month is not None or window.only:
         return Aggregate.EACH  # "2020年9月与2021年6月…各是多少": one value per month named
+    if MEDIAN.search(text):
+        return Aggregate.MEDIAN
     if EACH.search(text):
         return Aggregate.EACH
     if re.search(r"最高|最贵|峰值", text):
@@ -129,6 +131,9 @@ def aggregate(text: str, cues: Cues, window: TimeWindow, which_month: Extreme | 
 
 
 MEAN = re.compile(vocab.MEAN_ZH)
+
+
+MEDIAN = re.compile(vocab.MEDIAN_ZH)
 
 
 VS_NOW = re.compile(
@@ -189,6 +194,7 @@ CUES: tuple[tuple[re.Pattern[str], str], ...] = (
     (WHICH, "which"),
     (NOW, "now"),
     (MEAN, "mean"),
+    (MEDIAN, "median"),
     (VS_NOW, "versus now"),
     (re.compile(vocab.RELATIVE_ZH), "relative"),
     (
