@@ -35,7 +35,9 @@ def test_median_over_a_window_is_read(corpus_index: EntityIndex, question: str) 
 
 
 def test_median_of_units_is_not_summed(corpus_index: EntityIndex) -> None:
-    plan = parse_question(f"What was the median monthly units sold of {GL} in 2021?", corpus_index, R)
+    plan = parse_question(
+        f"What was the median monthly units sold of {GL} in 2021?", corpus_index, R
+    )
     assert (plan.aggregate, plan.metric) == (Aggregate.MEDIAN, Metric.UNITS)
 
 
@@ -51,7 +53,7 @@ def test_median_of_units_is_not_summed(corpus_index: EntityIndex) -> None:
 def test_a_median_no_plan_carries_is_refused_naming_it(
     corpus_index: EntityIndex, question: str
 ) -> None:
-    with pytest.raises(QuestionError, match="median|中位数"):
+    with pytest.raises(QuestionError, match=r"median|中位数"):
         parse_question(question, corpus_index, R)
 
 

@@ -91,6 +91,12 @@ def analyze_scope(
             answer.append([value])
             parts.append(f"{where}: {value:,.2f}")
             continue
+        if query.op is ScopeOp.EACH:
+            rows = [[ref.display_name(plan.language), value] for ref, value in outcome.picked]
+            answer.extend(rows)
+            listed = ("、" if zh else ", ").join(f"{name} {value:,.2f}" for name, value in rows)
+            parts.append(f"{where}: {listed}")
+            continue
         names = [ref.display_name(plan.language) for ref, _ in outcome.picked]
         if not names and query.op is ScopeOp.FILTER:
             names_text = "无" if zh else "none"
@@ -136,7 +142,7 @@ def scope_outcome(
     elif query.op is ScopeOp.TOP:
         ranking = main if query.rank_by is query.metric else values(query.rank_by)
         picked = _ranked(ranking, query.extreme)[: query.n]
-    elif query.op is ScopeOp.FILTER:
+    elif query.op in (ScopeOp.FILTER, ScopeOp.EACH):
         picked = [(ref, v) for ref, v in main if _inside(query, v)]
     elif query.op is ScopeOp.FILTER_THEN_PICK:
         inside = {ref for ref, v in main if _inside(query, v)}
@@ -175,4 +181,5 @@ def _what(plan: Plan) -> str:
         ScopeOp.MEAN: f"The mean {value} of the {many}",
         ScopeOp.TOTAL: f"Total {summed}",
         ScopeOp.COUNT: f"{many.capitalize()} with sales",
+        ScopeOp.EACH: f"The {words.metric_name(query.metric)} of every {words.entity}",
     }[query.op]

@@ -203,6 +203,10 @@ def _scope(plan: Plan) -> str:
         return f"among the {many} in {places} with a {_measure(plan, Metric.VALUE)} {_bounds(query)} {when}, the one with the {word} {_measure(plan, Metric.UNITS)}"
     if op is ScopeOp.MEAN:
         return f"the mean {_measure(plan)} of the {many} in {places} {when}"
+    if op is ScopeOp.EACH:
+        several = len(plan.window.months) > 1
+        how = ("total " if query.metric is Metric.UNITS else "mean ") if several else ""
+        return f"the {how}{_measure(plan, query.metric)} of every {one} in {places} {when}"
     if op is ScopeOp.TOTAL:
         return f"the total {_measure(plan, Metric.UNITS)} in {places} {when}"
     return f"how many {many} in {places} had sales {when}"

@@ -118,6 +118,7 @@ class ScopeOp(StrEnum):
     MEAN = "mean"  # mean price of the projects' values
     TOTAL = "total"  # total units sold
     COUNT = "count"  # how many projects had sales
+    EACH = "each"  # every project with its value ("every project of D")
 
 
 @dataclass(frozen=True, slots=True)

@@ -170,6 +170,8 @@ class Phrasing(_Frozen):
     inner_word_zh: str = ""
     every_inner_en: str = ""
     every_inner_zh: str = ""
+    every_entity_en: str = ""  # "every project of D": each entity with its value
+    every_entity_zh: str = ""
     n_inner_en: str = ""
     n_inner_zh: str = ""
     ranked_inner_en: str = ""

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from foretab.core.plan import ChangeMeasure, Extreme, Metric, ScopeOp, ScopeQuery, Threshold
+from foretab.errors import QuestionError
 from foretab.parse.phrases import PHRASES
 from foretab.parse.vocabulary import measure_words
 from foretab.parse.zh_time import NUM as ZH_NUM
@@ -52,6 +53,8 @@ _TOP_N_EN = re.compile(
     rf"|leading|bestselling|best-selling)\b|\b(?P<c>{_EN_N})\s+(?:{PHRASES.top_n_nouns_en}|ones)\b"
 )
 _COUNT_EN = re.compile(PHRASES.count_en)
+EVERY_ENTITY_EN = re.compile(PHRASES.every_entity_en or r"(?!)")
+EVERY_ENTITY_ZH = re.compile(PHRASES.every_entity_zh or r"(?!)")
 _WHICH_EN = re.compile(PHRASES.which_en)
 _HIGH_EN = re.compile(
     r"\b(?:highest|higher|priciest|pricier|dearest|most|maximum|max|top|best[\s-]?sell\w*"
@@ -240,9 +243,36 @@ def scope_query_of(text: str, zh: bool, metric: Metric) -> ScopeQuery:
         if n is not None and n > 1:
             return ScopeQuery(ScopeOp.TOP, metric, extreme, metric, n)
         return ScopeQuery(ScopeOp.PICK, metric, extreme, metric)
+    if (EVERY_ENTITY_ZH if zh else EVERY_ENTITY_EN).search(text):
+        _refuse_every_but(text, zh)
+        return ScopeQuery(ScopeOp.EACH, metric)  # "every project of D": each one's value
     if metric is Metric.UNITS:
         return ScopeQuery(ScopeOp.TOTAL, Metric.UNITS)
     return ScopeQuery(ScopeOp.MEAN, Metric.VALUE)
+
+
+_NOT_WITH_EVERY_EN = re.compile(
+    rf"{_HIGH_EN.pattern}|{_LOW_EN.pattern}|\b(?:each|every)\s+month\b|\bmonth[\s-]by[\s-]month\b"
+    r"|\bper\s+month\b|\bmonthly\s+\w+s\b"
+)
+_NOT_WITH_EVERY_ZH = re.compile(rf"{_HIGH_ZH.pattern}|{_LOW_ZH.pattern}|每个?月|各个?月|逐月")
+
+
+def _refuse_every_but(text: str, zh: bool) -> None:
+    """ "Every X of D" is each one's value, window mean or sum: nothing else is read.
+
+    "The highest price of every X in 2021" would need each one's maximum; rather than
+    answer its mean, the word is refused by name.
+    """
+    found = (_NOT_WITH_EVERY_ZH if zh else _NOT_WITH_EVERY_EN).search(text)
+    if found:
+        word = found.group().strip()
+        raise QuestionError(
+            f"“{word}”不能与“每个”一起回答：每个只给出一个月的值、时间段的均值或合计；请去掉“{word}”再问"
+            if zh
+            else f"'{word}' is not read together with 'every': each one is listed with its value "
+            f"for one month, its mean over a window or its total; ask without '{word}'"
+        )
 
 
 def bounds_match(text: str, zh: bool) -> re.Match[str] | None:
@@ -304,6 +334,7 @@ CUE_PATTERNS_EN: tuple[tuple[re.Pattern[str], str], ...] = (
     (_HIGH_EN, "highest"),
     (_LOW_EN, "lowest"),
     (_MEAN_EN, "mean"),
+    (EVERY_ENTITY_EN, "every"),
 )
 CUE_PATTERNS_ZH: tuple[tuple[re.Pattern[str], str], ...] = (
     (_HIGH_ZH, "highest"),
@@ -317,4 +348,5 @@ CUE_PATTERNS_ZH: tuple[tuple[re.Pattern[str], str], ...] = (
     (_COUNT_ZH, "count"),
     (_MEAN_ZH, "mean"),
     (_WHICH_ZH, "which"),
+    (EVERY_ENTITY_ZH, "every"),
 )

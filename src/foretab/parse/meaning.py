@@ -25,7 +25,7 @@ from foretab.core.plan import (
     ScopeOp,
 )
 from foretab.errors import QuestionError
-from foretab.parse.families import range_of, threshold_of
+from foretab.parse.families import EVERY_ENTITY_EN, EVERY_ENTITY_ZH, range_of, threshold_of
 from foretab.parse.lang import en, zh
 from foretab.parse.phrases import PHRASES
 
@@ -120,6 +120,13 @@ def _ranked(plan: Plan) -> bool:
     )
 
 
+def _lists_entities(plan: Plan) -> bool:
+    """Whether "every project" is carried: the plan answers with the place's projects."""
+    if plan.place is not None:
+        return plan.place.op is PlaceOp.COUNT
+    return plan.scope is not None and plan.scope.op not in (ScopeOp.MEAN, ScopeOp.TOTAL)
+
+
 _MORE_EN = re.compile(r"(?:more|most)")
 
 _RULES = (
@@ -131,6 +138,7 @@ _RULES = (
     _Rule("group", _RANKED_INNER_EN, zh.INNER_WORD, _inner_groups),
     _Rule("more", _MORE_EN, None, _ranked),
     _Rule("median", en.MEDIAN, zh.MEDIAN, lambda p: p.aggregate is Aggregate.MEDIAN),
+    _Rule("every", EVERY_ENTITY_EN, EVERY_ENTITY_ZH, _lists_entities),
 )
 
 

@@ -38,6 +38,7 @@ from foretab.core.plan import (
     Language,
     Metric,
     Plan,
+    ScopeOp,
     ScopeRef,
     Task,
     TimeWindow,
@@ -268,7 +269,12 @@ def _scope_plan(
     words = index.wording
     scopes = _scopes(index, mentions, linked)
     children = _children(index, scopes)
-    reading = place_query_of(text, is_zh, window, reference, metric, scopes, children)
+    query = scope_query_of(text, is_zh, metric)
+    reading = (
+        None  # "every project of D" lists D's projects, not D's own series
+        if query.op is ScopeOp.EACH
+        else place_query_of(text, is_zh, window, reference, metric, scopes, children)
+    )
     if reading is not None:
         return _place_plan(question, index, reference, reading, metric, is_zh)
     rising = (zh.RISE if is_zh else en.RISE).search(text) or (zh.FALL if is_zh else en.FALL).search(
@@ -281,7 +287,6 @@ def _scope_plan(
             "(`foretab projects --db DB --district D` lists them), or ask for the highest / lowest / "
             f"average {words.value} in the {(words.groups or ('store',))[0]}"
         )
-    query = scope_query_of(text, is_zh, metric)
     assumption = ""
     if window is None:
         window, assumption = _default_window(reference, False, is_zh)

@@ -89,7 +89,7 @@ def _picks(shape: _Shape) -> tuple[str, str]:
         return numbered(vc, f"{vc} {order}, cat", [f"{vc} IS NOT NULL"]), "pos <= 1"
     if shape.op is ScopeOp.TOP:
         return numbered(rc, f"{rc} {order}, cat", [f"{rc} IS NOT NULL"]), "pos <= ?"
-    if shape.op is ScopeOp.FILTER:
+    if shape.op in (ScopeOp.FILTER, ScopeOp.EACH):  # EACH: a filter without bounds
         return numbered(vc, "cat", [f"{vc} IS NOT NULL", *bounds]), "pos >= 1"
     if shape.op is ScopeOp.FILTER_THEN_PICK:
         where = [f"{vc} IS NOT NULL", f"{rc} IS NOT NULL", *bounds]
