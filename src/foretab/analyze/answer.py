@@ -43,6 +43,7 @@ from foretab.analyze.values import (
     merged,
     r2,
     target,
+    weighted_mean,
     window_text,
     window_values,
     with_assumption,
@@ -88,6 +89,7 @@ def _what(plan: Plan) -> str:
         Aggregate.EACH: f"monthly {value}",
         Aggregate.SUM: "total",
         Aggregate.MEDIAN: f"median monthly {value}",
+        Aggregate.WEIGHTED: f"mean {value} weighted by {words.summed}",
     }[plan.aggregate]
 
 
@@ -107,6 +109,7 @@ def _what_zh(plan: Plan) -> str:
         Aggregate.EACH: f"每月{words.value_zh}",
         Aggregate.SUM: "合计",
         Aggregate.MEDIAN: f"月度{words.value_zh_short}中位数",
+        Aggregate.WEIGHTED: f"按{words.summed_zh}加权的{words.value_zh}",
     }[plan.aggregate]
 
 
@@ -136,6 +139,8 @@ def analyze(
         return with_assumption(plan, analyze_scope(plan, history, future, units or {}, scopes))
     if not plan.entities:
         raise QuestionError(f"the plan names no {plan.wording.entity}")
+    if plan.aggregate is Aggregate.WEIGHTED:
+        return with_assumption(plan, _weighted(plan, history, units or {}))
     if plan.which_month is not None:
         result = _which_month(plan, history, future)
     elif plan.threshold is not None:
@@ -157,6 +162,32 @@ def _values(
         if past:
             return [(max(past), round(float(history[ref][max(past)]), 2))]
     return window_values(plan, ref, merged(ref, history, future))
+
+
+def _weighted(
+    plan: Plan, history: Mapping[EntityRef, Series], units: Mapping[EntityRef, Series]
+) -> Analysis:
+    """Each project's window price weighted by its units sold (past months: parse refuses others)."""
+    several = len(plan.entities) > 1
+    answer: list[list[Cell]] = []
+    parts: list[str] = []
+    for ref in plan.entities:
+        pairs = [
+            (value, units[ref][month])
+            for month, value in _values(plan, ref, history, {})
+            if units.get(ref, {}).get(month, 0) > 0
+        ]
+        value = weighted_mean(pairs)
+        name = ref.display_name(plan.language)
+        answer.append([name, value] if several else [value])
+        parts.append(f"{name} {_fmt(value)}" if several else _fmt(value))
+    if plan.language is Language.ZH:
+        names = _names([r.display_name(plan.language) for r in plan.entities], zh=True)
+        text = f"{names}{window_text(plan)}的{_what_zh(plan)}：{'；'.join(parts)}。"
+    else:
+        names = _names([r.name for r in plan.entities], zh=False)
+        text = f"The {_what(plan)} of {names} {window_text(plan)}: {'; '.join(parts)}."
+    return Analysis(answer, text)
 
 
 def _numeric(

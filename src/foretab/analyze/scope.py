@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from foretab.analyze.values import Series, dmean, merged, r2, window_text, window_values
+from foretab.analyze.values import (
+    Series,
+    dmean,
+    merged,
+    r2,
+    weighted_mean,
+    window_text,
+    window_values,
+)
 from foretab.core.plan import (
     EntityRef,
     Extreme,
@@ -85,7 +93,7 @@ def analyze_scope(
                 f"{plan.wording.metric_name(query.metric)} value "
                 f"{window_text(plan)}; ask about months with sales"
             )
-        if query.op in (ScopeOp.MEAN, ScopeOp.TOTAL):
+        if query.op in (ScopeOp.MEAN, ScopeOp.TOTAL, ScopeOp.WEIGHTED):
             value = outcome.value
             assert value is not None
             answer.append([value])
@@ -133,6 +141,16 @@ def scope_outcome(
         return ScopeOutcome(len(main), (), float(sum(1 for _, v in values(Metric.UNITS) if v > 0)))
     if not main:
         return ScopeOutcome(0)
+    if query.op is ScopeOp.WEIGHTED:
+        pairs = [
+            (value, units[ref][month])
+            for ref, _ in main
+            for month, value in window_values(
+                plan, ref, merged(ref, observed, future), strict=False
+            )
+            if units.get(ref, {}).get(month, 0) > 0
+        ]
+        return ScopeOutcome(len(main), (), weighted_mean(pairs))
     if query.op in (ScopeOp.MEAN, ScopeOp.TOTAL):
         numbers = [v for _, v in main]
         value = r2(sum(numbers)) if query.op is ScopeOp.TOTAL else dmean(numbers)
@@ -182,4 +200,5 @@ def _what(plan: Plan) -> str:
         ScopeOp.TOTAL: f"Total {summed}",
         ScopeOp.COUNT: f"{many.capitalize()} with sales",
         ScopeOp.EACH: f"The {words.metric_name(query.metric)} of every {words.entity}",
+        ScopeOp.WEIGHTED: f"The mean {value} of the {many} weighted by their {summed}",
     }[query.op]

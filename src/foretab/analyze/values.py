@@ -37,6 +37,17 @@ def dmedian(values: list[float]) -> float:
     return float(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
+def weighted_mean(pairs: list[tuple[float, float]]) -> float:
+    """Σ value·weight / Σ weight of 2-decimal values, exact in decimals, rounded half up."""
+    total = sum(Decimal(repr(w)) for _, w in pairs)
+    if not total:
+        raise QuestionError(
+            "the weights sum to nothing in the window: there is no weighted mean to give"
+        )
+    exact = sum(Decimal(f"{v:.2f}") * Decimal(repr(w)) for v, w in pairs) / total
+    return float(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
 def r2(value: float) -> float:
     """Round half up to 2 decimals."""
     return float(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)) + 0.0

@@ -203,6 +203,8 @@ def _scope(plan: Plan) -> str:
         return f"among the {many} in {places} with a {_measure(plan, Metric.VALUE)} {_bounds(query)} {when}, the one with the {word} {_measure(plan, Metric.UNITS)}"
     if op is ScopeOp.MEAN:
         return f"the mean {_measure(plan)} of the {many} in {places} {when}"
+    if op is ScopeOp.WEIGHTED:
+        return f"the mean {_measure(plan)} of the {many} in {places} weighted by their {_measure(plan, Metric.UNITS)} {when}"
     if op is ScopeOp.EACH:
         several = len(plan.window.months) > 1
         how = ("total " if query.metric is Metric.UNITS else "mean ") if several else ""
@@ -224,6 +226,7 @@ def _entities(plan: Plan) -> str:
         Aggregate.MIN: f"lowest {measure}",
         Aggregate.SUM: f"total {measure}",
         Aggregate.MEDIAN: f"median {measure}",
+        Aggregate.WEIGHTED: f"mean {measure} weighted by {_measure(plan, Metric.UNITS)}",
         Aggregate.EACH: f"{measure} each month",
     }[plan.aggregate]
     if plan.which_month is not None:

@@ -32,6 +32,7 @@ class Aggregate(StrEnum):
     EACH = "each"  # every month of the window, listed
     SUM = "sum"  # units sold over the window
     MEDIAN = "median"  # the median of the window's monthly values
+    WEIGHTED = "weighted"  # the price weighted by the units sold (past months only)
 
 
 class Comparison(StrEnum):
@@ -119,6 +120,7 @@ class ScopeOp(StrEnum):
     TOTAL = "total"  # total units sold
     COUNT = "count"  # how many projects had sales
     EACH = "each"  # every project with its value ("every project of D")
+    WEIGHTED = "weighted"  # the units-weighted mean price over the projects' months
 
 
 @dataclass(frozen=True, slots=True)

@@ -172,6 +172,8 @@ class Phrasing(_Frozen):
     every_inner_zh: str = ""
     every_entity_en: str = ""  # "every project of D": each entity with its value
     every_entity_zh: str = ""
+    weighted_en: str = ""  # "units-weighted", "weighted by units sold": the summed measure weighs
+    weighted_zh: str = ""
     n_inner_en: str = ""
     n_inner_zh: str = ""
     ranked_inner_en: str = ""

@@ -55,6 +55,8 @@ _TOP_N_EN = re.compile(
 _COUNT_EN = re.compile(PHRASES.count_en)
 EVERY_ENTITY_EN = re.compile(PHRASES.every_entity_en or r"(?!)")
 EVERY_ENTITY_ZH = re.compile(PHRASES.every_entity_zh or r"(?!)")
+WEIGHTED_EN = re.compile(PHRASES.weighted_en or r"(?!)")
+WEIGHTED_ZH = re.compile(PHRASES.weighted_zh or r"(?!)")
 _WHICH_EN = re.compile(PHRASES.which_en)
 _HIGH_EN = re.compile(
     r"\b(?:highest|higher|priciest|pricier|dearest|most|maximum|max|top|best[\s-]?sell\w*"
@@ -243,6 +245,8 @@ def scope_query_of(text: str, zh: bool, metric: Metric) -> ScopeQuery:
         if n is not None and n > 1:
             return ScopeQuery(ScopeOp.TOP, metric, extreme, metric, n)
         return ScopeQuery(ScopeOp.PICK, metric, extreme, metric)
+    if (WEIGHTED_ZH if zh else WEIGHTED_EN).search(text):
+        return ScopeQuery(ScopeOp.WEIGHTED, Metric.VALUE)  # the units-weighted mean price
     if (EVERY_ENTITY_ZH if zh else EVERY_ENTITY_EN).search(text):
         _refuse_every_but(text, zh)
         return ScopeQuery(ScopeOp.EACH, metric)  # "every project of D": each one's value
@@ -259,7 +263,7 @@ _NOT_WITH_EVERY_ZH = re.compile(rf"{_HIGH_ZH.pattern}|{_LOW_ZH.pattern}|每个?�
 
 
 def _refuse_every_but(text: str, zh: bool) -> None:
-    """ "Every X of D" is each one's value, window mean or sum: nothing else is read.
+    """Refuse what "every X of D" cannot carry: it is each one's value, window mean or sum.
 
     "The highest price of every X in 2021" would need each one's maximum; rather than
     answer its mean, the word is refused by name.
@@ -335,6 +339,7 @@ CUE_PATTERNS_EN: tuple[tuple[re.Pattern[str], str], ...] = (
     (_LOW_EN, "lowest"),
     (_MEAN_EN, "mean"),
     (EVERY_ENTITY_EN, "every"),
+    (WEIGHTED_EN, "weighted"),
 )
 CUE_PATTERNS_ZH: tuple[tuple[re.Pattern[str], str], ...] = (
     (_HIGH_ZH, "highest"),
@@ -349,4 +354,5 @@ CUE_PATTERNS_ZH: tuple[tuple[re.Pattern[str], str], ...] = (
     (_MEAN_ZH, "mean"),
     (_WHICH_ZH, "which"),
     (EVERY_ENTITY_ZH, "every"),
+    (WEIGHTED_ZH, "weighted"),
 )

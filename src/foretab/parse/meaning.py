@@ -25,7 +25,14 @@ from foretab.core.plan import (
     ScopeOp,
 )
 from foretab.errors import QuestionError
-from foretab.parse.families import EVERY_ENTITY_EN, EVERY_ENTITY_ZH, range_of, threshold_of
+from foretab.parse.families import (
+    EVERY_ENTITY_EN,
+    EVERY_ENTITY_ZH,
+    WEIGHTED_EN,
+    WEIGHTED_ZH,
+    range_of,
+    threshold_of,
+)
 from foretab.parse.lang import en, zh
 from foretab.parse.phrases import PHRASES
 
@@ -127,6 +134,17 @@ def _lists_entities(plan: Plan) -> bool:
     return plan.scope is not None and plan.scope.op not in (ScopeOp.MEAN, ScopeOp.TOTAL)
 
 
+def _weighted(plan: Plan) -> bool:
+    """Whether "units-weighted" is carried (one project's one month: its price is the answer)."""
+    if plan.scope is not None:
+        return plan.scope.op is ScopeOp.WEIGHTED
+    if plan.place is not None:
+        return False
+    return plan.aggregate is Aggregate.WEIGHTED or (
+        plan.aggregate is Aggregate.VALUE and len(plan.entities) == 1 and plan.change is None
+    )
+
+
 _MORE_EN = re.compile(r"(?:more|most)")
 
 _RULES = (
@@ -139,6 +157,7 @@ _RULES = (
     _Rule("more", _MORE_EN, None, _ranked),
     _Rule("median", en.MEDIAN, zh.MEDIAN, lambda p: p.aggregate is Aggregate.MEDIAN),
     _Rule("every", EVERY_ENTITY_EN, EVERY_ENTITY_ZH, _lists_entities),
+    _Rule("weighted", WEIGHTED_EN, WEIGHTED_ZH, _weighted),
 )
 
 

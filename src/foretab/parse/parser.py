@@ -255,6 +255,17 @@ def _check_mixed_scope(
             )
 
 
+def _past_weights(window: TimeWindow, reference: Month, is_zh: bool, words: Wording) -> None:
+    """A weighted mean needs the summed measure, which is known for past months only."""
+    if window.last > reference:
+        raise QuestionError(
+            f"加权需要{words.summed_zh}，而{words.summed_zh}只有过去的月份才有；请问过去的月份，或去掉“加权”"
+            if is_zh
+            else f"a weighted {words.value} needs the {words.summed}, which are known for past "
+            "months only; ask about past months, or without 'weighted'"
+        )
+
+
 def _scope_plan(
     question: str,
     index: EntityIndex,
@@ -271,8 +282,8 @@ def _scope_plan(
     children = _children(index, scopes)
     query = scope_query_of(text, is_zh, metric)
     reading = (
-        None  # "every project of D" lists D's projects, not D's own series
-        if query.op is ScopeOp.EACH
+        None  # "every project of D" lists D's projects; weighted prices pool their months
+        if query.op in (ScopeOp.EACH, ScopeOp.WEIGHTED)
         else place_query_of(text, is_zh, window, reference, metric, scopes, children)
     )
     if reading is not None:
@@ -290,6 +301,8 @@ def _scope_plan(
     assumption = ""
     if window is None:
         window, assumption = _default_window(reference, False, is_zh)
+    if query.op is ScopeOp.WEIGHTED:
+        _past_weights(window, reference, is_zh, words)
     candidates = scope_candidates(index, scopes, window, reference)
     if not candidates:
         where = ", ".join(s.label for s in scopes)
@@ -446,6 +459,10 @@ def _entity_plan(
         aggregate = Aggregate.SUM  # units over a window are summed
     if which_month is not None:
         aggregate = Aggregate.EACH
+    weighted = (zh.WEIGHTED if is_zh else en.WEIGHTED).search(text)
+    if weighted and aggregate is Aggregate.MEAN and not categorical and change is None:
+        _past_weights(window, reference, is_zh, words)
+        aggregate = Aggregate.WEIGHTED  # the window's prices weighted by its units sold
     if categorical and aggregate is Aggregate.EACH:
         raise QuestionError(
             f"a comparison needs one target per {words.entity}, not a value for each month; "

@@ -23,6 +23,7 @@ from foretab.errors import QuestionError
 from foretab.parse import vocabulary as vocab
 from foretab.parse.claims import Claims, Pass, Span, claim_matches
 from foretab.parse.entities import EntityIndex, Linked, Mention
+from foretab.parse.families import WEIGHTED_EN, WEIGHTED_ZH
 from foretab.parse.lexicon import Lexicon, default_lexicon
 from foretab.parse.phrases import PHRASES
 from foretab.parse.question import Question
@@ -142,6 +143,13 @@ def measure_pass(entities: Resolved, lexicon: Lexicon | None = None) -> Measured
     units = any(s.what == Metric.UNITS.value for s in spans)
     if units and not question.zh and _VALUE_NOT_UNITS.search(text):
         units = False
+    weights = [m.span() for m in (WEIGHTED_ZH if question.zh else WEIGHTED_EN).finditer(text)]
+    if units and all(
+        any(a <= s.start and s.end <= b for a, b in weights)
+        for s in spans
+        if s.what == Metric.UNITS.value
+    ):
+        units = False  # "weighted by units sold": the units weigh the price asked about
     metric = Metric.UNITS if units else Metric.VALUE
     return Measured(entities, metric, entities.claims.add(spans))
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from foretab.core.catalog import Retrieval
 from foretab.core.months import Month
-from foretab.core.plan import EntityRef, Metric, Plan
+from foretab.core.plan import EntityRef, Metric, Plan, ScopeOp
 from foretab.core.series import History, ScopeOutcome
 from foretab.core.stages import HistoryRead
 from foretab.corpus.schema import TableColumns
@@ -136,7 +136,8 @@ class GuardedHistoryReader:
         self.cols = cols or default_columns()
 
     def read(self, plan: Plan, retrieval: Retrieval) -> HistoryRead:
-        if plan.scope is not None and plan.is_past:
+        if plan.scope is not None and plan.is_past and plan.scope.op is not ScopeOp.WEIGHTED:
+            # (a weighted price pools the projects' months: read as rows, weighed in analyze)
             return _read_scope(self.guard, plan, retrieval, self.cols)
         first, last = history_span(plan)
         if plan.scopes:

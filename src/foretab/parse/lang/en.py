@@ -17,6 +17,7 @@ from foretab.errors import QuestionError
 from foretab.parse import vocabulary as vocab
 from foretab.parse.families import (
     CUE_PATTERNS_EN,
+    WEIGHTED_EN,
 )
 from foretab.parse.phrases import PHRASES
 from foretab.parse.text import mask
@@ -109,6 +110,9 @@ MEAN = re.compile(vocab.MEAN_EN)
 
 
 MEDIAN = re.compile(vocab.MEDIAN_EN)
+
+
+WEIGHTED = WEIGHTED_EN
 
 
 EACH = re.compile(vocab.EACH_EN)

@@ -19,6 +19,7 @@ from foretab.parse import vocabulary as vocab
 from foretab.parse.entities import EntityIndex, Mention, MentionKind
 from foretab.parse.families import (
     CUE_PATTERNS_ZH,
+    WEIGHTED_ZH,
     Cues,
     extreme_of,
 )
@@ -134,6 +135,9 @@ MEAN = re.compile(vocab.MEAN_ZH)
 
 
 MEDIAN = re.compile(vocab.MEDIAN_ZH)
+
+
+WEIGHTED = WEIGHTED_ZH
 
 
 VS_NOW = re.compile(
