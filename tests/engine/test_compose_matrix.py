@@ -5,7 +5,7 @@ on the oracle: exact values) and its gold is computed here with pandas from the 
 never by the engine. Subjects: a project, a district, a city, two of each, every
 district of a city; measures: price, units sold; operations: value, sum, change, percent
 change, YoY, MoM, each month, which month, compare, rank, count above a threshold,
-direction; times: one past month, a past window, two months, next month. A cell the
+direction, a window's median, the units-weighted price, every project of a district; times: one past month, a past window, two months, next month. A cell the
 engine does not compose is listed in ``REFUSED`` with the word its refusal must name.
 """
 
@@ -74,6 +74,9 @@ def cells(csv: str) -> list[tuple[str, str, list, bool]]:
     direction = "Increase" if t > cur else "Decrease" if t < cur else "No change"
     add("project×price×direction×next month", f"Will the price of {gl} in Jiangning, Nanjing rise next month?",
         f"南京江宁区{zh_gl}下个月会涨吗？", [[direction]])  # fmt: skip
+    w = c.window(gl, jn, "2021-01", "2021-12")
+    add("project×price×median×year", f"What was the median monthly price of {gl} in Jiangning, Nanjing in 2021?",
+        f"南京江宁区{zh_gl}2021年月均价的中位数是多少？", [[q2(float(w.median()))]])  # fmt: skip
     # -- district -----------------------------------------------------------------------
     add("district×price×value×month", "What was the average price in Jianye, Nanjing in June 2021?",
         "2021年6月南京建邺区的均价是多少？", [[p.mean(nj, jy, "2021-06")]])  # fmt: skip
@@ -101,6 +104,15 @@ def cells(csv: str) -> list[tuple[str, str, list, bool]]:
         "下个月南京江宁区均价会涨还是会跌？", [[direction]])  # fmt: skip
     add("district×price×value×next month", "What will the average price in Jianye, Nanjing be next month?",
         "下个月南京建邺区的均价会是多少？", [[p.mean(nj, jy, "2022-01")]])  # fmt: skip
+    sold = p.month_rows(nj, jn, "2021-06")
+    sold = sold[sold.units_sold > 0]
+    weighted = q2(float((sold.price * sold.units_sold).sum() / sold.units_sold.sum()))
+    add("district×price×units-weighted×month", "What was the units-weighted average price in Jiangning, Nanjing in June 2021?",
+        "2021年6月南京江宁区按成交套数加权的均价是多少？", [[weighted]])  # fmt: skip
+    rows = p.month_rows(nj, jy, "2021-12")
+    add("district×price×every project×month", "List the price of every project in Jianye, Nanjing in December 2021.",
+        "2021年12月南京建邺区每个项目的均价", [[n, float(v)] for n, v in zip(rows.project, rows.price, strict=True)],
+        [[n, float(v)] for n, v in zip(rows.project_zh, rows.price, strict=True)], ordered=False)  # fmt: skip
     # -- two districts ------------------------------------------------------------------
     a, b2 = p.mean(nj, jn, "2021-06"), p.mean(nj, jy, "2021-06")
     add("districts×price×compare×month", "Which was more expensive in June 2021, Jiangning or Jianye in Nanjing?",
@@ -139,9 +151,14 @@ REFUSED = {
         "What was the YoY change in the price of Greenland Lixiang City in Jiangning, Nanjing in 2021?",
         "YoY",
     ),
-    "project×price×median×year": (
-        "What was the median price of Greenland Lixiang City in Jiangning, Nanjing in 2021?",
-        "median",
+    "district×price×median×month": ("What was the median price in Longhua, Shenzhen in June 2021?", "median"),
+    "district×price×units-weighted×next month": (
+        "What will the units-weighted average price in Jiangning, Nanjing be next month?",
+        "weighted",
+    ),
+    "district×price×every project×max": (
+        "What was the highest price of every project in Jianye, Nanjing in 2021?",
+        "highest",
     ),
 }  # fmt: skip
 
