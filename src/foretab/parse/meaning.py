@@ -145,7 +145,7 @@ def _weighted(plan: Plan) -> bool:
     )
 
 
-_MORE_EN = re.compile(r"(?:more|most)")
+_MORE_EN = re.compile(r"\b(?:more|most)\b(?!\s+than\b)")  # "more than N": the bound's word
 
 _RULES = (
     _Rule("percent", _PERCENT_EN, _PERCENT_ZH, _relative),
