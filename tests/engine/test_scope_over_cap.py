@@ -1,11 +1,14 @@
-"""A place's rows over one query's row cap are read one inner group (district) at a time."""
+"""Places read over the row cap one district at a time; every project of a place, forecast."""
 
 from __future__ import annotations
 
 import pytest
 
+from foretab.engine import Engine
 from foretab.engine.build import build_engine
 from foretab.errors import QuestionError
+from foretab.forecast.source import ModelSource
+from tests.doubles import SpreadStoreModel
 
 # (question, a cap each district's rows fit under and the city's do not)
 CITY_EACH_MONTH = ("List the average price in Shanghai for each month of 2021.", 100)  # 87 + 89
@@ -33,3 +36,16 @@ def test_a_district_over_the_cap_is_still_refused(mini_duckdb: str) -> None:
         pytest.raises(QuestionError, match="more rows than one query may return"),
     ):
         engine.ask(question)
+
+
+def test_every_project_next_month_carries_each_ones_interval(mini_duckdb: str) -> None:
+    spread = lambda e: ModelSource.with_store_dates(SpreadStoreModel(), e.store)  # noqa: E731
+    with Engine.open(mini_duckdb, future_source=spread) as engine:
+        answer = engine.ask(
+            "What will the price of every project in Pudong, Shanghai be next month?"
+        )
+    assert len(answer.answer) >= 2
+    assert [i.row for i in answer.intervals] == list(range(len(answer.answer)))
+    for i in answer.intervals:
+        assert i.lo <= answer.answer[i.row][1] <= i.hi
+    assert "(80%:" in answer.text

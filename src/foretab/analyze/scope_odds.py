@@ -39,7 +39,7 @@ import numpy as np
 
 from foretab.analyze import scenarios
 from foretab.analyze.calibration import how_stated, stated
-from foretab.analyze.intervals import around, said_with_interval
+from foretab.analyze.intervals import around, said_with_interval, target_interval
 from foretab.analyze.scenarios import (
     N_SCENARIOS,
     draw_targets,
@@ -90,6 +90,8 @@ def decide_scope(
     assert query is not None
     if plan.is_past or query.metric is not Metric.VALUE or query.rank_by is not Metric.VALUE:
         return point  # past windows are exact; units are never forecast
+    if query.op is ScopeOp.EACH:
+        return _each_interval(plan, history, forecast, point)
     scopes = _scopes(plan, history, forecast)
     refs = sorted({ref for s in scopes for ref in s.refs})
     if not refs or not has_distribution(forecast, refs):
@@ -198,6 +200,29 @@ def _mean_interval(
         "as often as in the last 12): quantiles of the mean in " + scenarios.described(n)
     )
     return replace(point, text=text, intervals=tuple(intervals), uncertainty=how)
+
+
+def _each_interval(plan: Plan, history: History, forecast: Forecast, point: Analysis) -> Analysis:
+    """Every project's own interval, as a named project's (rows in ``analyze.scope`` order)."""
+    if forecast.level is None:
+        return point
+    label = f"{forecast.level:.0%}"
+    text, cursor, row = point.text, 0, 0
+    intervals, hows = [], []
+    for scope in plan.scopes:
+        for ref, value in scope_values(
+            plan, scope, Metric.VALUE, history.series, forecast.values()
+        ):
+            found = target_interval(
+                plan, ref, plan.window.months, Aggregate.MEAN, history, forecast
+            )
+            if found is not None:
+                lo, hi = around(value, found[0], found[1])
+                intervals.append(AnswerInterval(row, lo, hi))
+                text, cursor = said_with_interval(text, cursor, value, (lo, hi), label, plan)
+                hows += [found[2]] if found[2] not in hows else []
+            row += 1
+    return replace(point, text=text, intervals=tuple(intervals), uncertainty="; ".join(hows))
 
 
 # --- picks, top N, ranges ------------------------------------------------------------------
