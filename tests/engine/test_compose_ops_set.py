@@ -16,7 +16,9 @@ set (analyst_compose) and the unit tests of each operation check them beside it.
 ``compose_ops_holdout.json``: 9 other wordings of the three operations, written after the
 rules and scored once before any change. First contact: 7 right, 1 answered as a different
 question ("Prices of each of the projects in Yantian": the district's mean), 1 refused
-("volume-weighted" read as an unknown name).
+("volume-weighted" read as an unknown name). After "each of the projects" was read as
+every project and "weighted" / "volume" became words the linker skips (never filler: a
+bare "weighted" is still refused): 9 of 9 — tuned on, so no longer a hold-out figure.
 """
 
 from __future__ import annotations
@@ -53,5 +55,5 @@ def test_compose_ops_holdout(corpus_db: str) -> None:
         results = [score_item(item, lambda q: engine.ask(q).answer) for item in items]
     kinds = Counter(miss_kind(r) for r in results)
     misses = [(r.item.question, r.got) for r in results if r.outcome != "right"]
-    assert kinds["right"] >= 7, misses
-    assert kinds["different-question"] + kinds["wrong-number"] <= 1, misses
+    assert kinds["right"] >= 9, misses
+    assert kinds["different-question"] + kinds["wrong-number"] == 0, misses

@@ -175,7 +175,7 @@ NOW = (
 
 # Question words that still change the meaning when no pass consumed them: the linker skips
 # them, but an answer that ignored them would answer another question.
-_MEANINGFUL_EN = frozenset({"median"})
+_MEANINGFUL_EN = frozenset({"median", "weighted"})
 _FILLER_EN_EXTRA = """
 evolve evolves command commands determine taking take tell view views opinion quick quickly
 brief briefly trajectory path budgeting budget purposes purpose planning reference develop
