@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from foretab.core.months import Month
-from foretab.core.plan import EntityRef, Plan
+from foretab.core.plan import EntityRef, Metric, Plan
 from foretab.core.series import Forecast, ForecastBasis, ForecastPoint, History
 from foretab.core.stages import FutureSource
 from foretab.errors import ForecastError, QuestionError
@@ -61,6 +61,12 @@ class Oracle:
 
     def forecast(self, plan: Plan, history: History) -> Forecast:
         del history  # the oracle ignores what was read: that is the point of the ablation
+        if plan.metric is Metric.UNITS:
+            # a QuestionError: with this source, the question cannot be answered at all
+            raise QuestionError(
+                "future units sold are not read from the future store (the oracle holds "
+                "prices only); ask with `--future model`, the store's units model"
+            )
         months = plan.future_months
         points = {}
         for ref in plan.entities:
