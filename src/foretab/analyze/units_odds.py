@@ -26,7 +26,9 @@ from foretab.core.stages import Analysis, AnswerInterval
 #: project), and what the trace records for it.
 ADDED_EN = "ends of the monthly 80% intervals added up"
 ADDED_ZH = "各月80%区间上下限之和"
-NO_PROBABILITY_EN = "ranked on the units model's point forecasts; it gives no probability for a ranking"
+NO_PROBABILITY_EN = (
+    "ranked on the units model's point forecasts; it gives no probability for a ranking"
+)
 NO_PROBABILITY_ZH = "按销量模型的点预测排名；排名不给出概率"
 
 
@@ -43,7 +45,9 @@ def with_units_intervals(
     intervals: list[AnswerInterval] = []
     if plan.aggregate is Aggregate.EACH:
         ref = plan.entities[0]
-        for row, month in enumerate(m for m in plan.window.months if _has(history, forecast, ref, m)):
+        for row, month in enumerate(
+            m for m in plan.window.months if _has(history, forecast, ref, m)
+        ):
             lo, hi, n = _bounds(plan, history, forecast, ref, (month,))
             if n:
                 intervals.append(AnswerInterval(row, lo, hi))
@@ -58,9 +62,13 @@ def with_units_intervals(
         return point
     added = any(a for *_, a in rows)
     named = len(rows) > 1
-    text = _said(point.text, zh, forecast.level, added, [
-        (label if named else "", lo, hi) for label, lo, hi, _ in rows
-    ])
+    text = _said(
+        point.text,
+        zh,
+        forecast.level,
+        added,
+        [(label if named else "", lo, hi) for label, lo, hi, _ in rows],
+    )
     how = ADDED_EN if added else "the units model's 10% and 90% quantile boosters"
     return replace(point, text=text, intervals=tuple(intervals), uncertainty=how)
 

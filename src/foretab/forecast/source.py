@@ -93,9 +93,17 @@ class ModelSource:
 
     @classmethod
     def with_store_dates(
-        cls, model: SeriesModel, store: HistoryStore, *, level: float = DEFAULT_LEVEL
+        cls,
+        model: SeriesModel,
+        store: HistoryStore,
+        *,
+        level: float = DEFAULT_LEVEL,
+        units: Callable[[], FutureSource] | None = None,
     ) -> ModelSource:
-        """``model`` with the store's last month per project, for clear stale errors."""
+        """``model`` with the store's last month per project, for clear stale errors.
+
+        ``units``: the units-sold source (default: the store's units model, on first use).
+        """
         from foretab.forecast.units_source import UnitsSource
         from foretab.forecast.units_store import load_units_model
 
@@ -104,7 +112,7 @@ class ModelSource:
             model,
             level=level,
             last_seen=last_seen,
-            units=lambda: UnitsSource(load_units_model(store)),
+            units=units or (lambda: UnitsSource(load_units_model(store))),
         )
 
     def forecast(self, plan: Plan, history: History) -> Forecast:

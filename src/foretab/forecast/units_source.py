@@ -100,9 +100,7 @@ class UnitsSource:
                 last_observed=history.last_month(ref),
                 note=f"{observed} of the {lookback} months up to {reference.label} with a row",
             )
-        return Forecast(
-            self.name, points, self.model.level, basis, interval_method=UNITS_INTERVALS
-        )
+        return Forecast(self.name, points, self.model.level, basis, interval_method=UNITS_INTERVALS)
 
 
 def store_units_source(load: Callable[[], UnitsStoreModel]) -> Callable[[], UnitsSource]:
