@@ -92,7 +92,7 @@ def test_next_quarter_is_the_sum_of_three_months(engine, model, csv) -> None:
     want = _monthly(model, csv, HP, "Bund Garden", 3)
     total = sum(round(float(v), 2) for v in want.value[0])
     assert got.answer[0][0] == pytest.approx(total, abs=0.011)
-    assert "ends of the monthly 80% intervals added up" in got.text
+    assert "ends of the project-month 80% intervals added up" in got.text
     (interval,) = got.intervals
     assert interval.lo == pytest.approx(float(want.lo[0].sum()), abs=0.05)
     assert interval.hi == pytest.approx(float(want.hi[0].sum()), abs=0.05)
@@ -143,7 +143,7 @@ def test_chinese_questions_agree_with_english(engine) -> None:
     )
     zh_total = engine.ask("上海市黄浦区2022年的总销量是多少？")
     assert zh_total.answer == en_total.answer
-    assert "各月80%区间上下限之和" in zh_total.text
+    assert "各项目各月80%区间上下限之和" in zh_total.text
 
 
 @pytest.mark.parametrize(

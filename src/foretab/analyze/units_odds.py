@@ -5,7 +5,7 @@ The units model (``forecast.units_source``) gives each project-month a point and
 
 * one future month of one project: the 80% interval as the model gives it;
 * a total over several future months, or over a scope's projects: the monthly ends added
-  up, and said as that ("80% ends added up"), never as an 80% interval of the total — the
+  up, and said as that ("ends … added up"), never as an 80% interval of the total — the
   quantile of a sum is not the sum of the quantiles unless the months move together;
 * past months in a window count as observed (they move neither end);
 * a ranking of projects by future units: the point forecasts' ranking, and the text says
@@ -24,8 +24,8 @@ from foretab.core.stages import Analysis, AnswerInterval
 
 #: Said after a total whose interval ends were added up month by month (or project by
 #: project), and what the trace records for it.
-ADDED_EN = "ends of the monthly 80% intervals added up"
-ADDED_ZH = "各月80%区间上下限之和"
+ADDED_EN = "ends of the project-month 80% intervals added up"
+ADDED_ZH = "各项目各月80%区间上下限之和"
 NO_PROBABILITY_EN = (
     "ranked on the units model's point forecasts; it gives no probability for a ranking"
 )
