@@ -66,9 +66,24 @@ def _last_year(csv: pd.DataFrame, district: str, project: str) -> np.ndarray:
     return np.array([[float(by_month.get((REF - 11 + k).iso, np.nan)) for k in range(12)]])
 
 
+class _Gold:
+    """Units as recorded for R+1..R+h: ``p × count`` and the interval rule of the docs.
+
+    docs/calibration.md: the 10% end is the count model's when the row probability
+    ``p ≥ 0.9``, else 0; the 90% end is the count model's when ``p > 0.1``, else 0.
+    """
+
+    def __init__(self, model: UnitsStoreModel, history: np.ndarray, h: int) -> None:
+        raw = model.predict(history, h)
+        assert raw.active is not None
+        self.value = raw.active * raw.value
+        self.lo = np.minimum(np.where(raw.active >= 0.9, raw.lo, 0.0), self.value)
+        self.hi = np.maximum(np.where(raw.active > 0.1, raw.hi, 0.0), self.value)
+
+
 def _monthly(model: UnitsStoreModel, csv: pd.DataFrame, district: str, project: str, h: int):
     """The model's forecast for R+1..R+h, from the CSV's rows (not the engine's read)."""
-    return model.predict(_last_year(csv, district, project), h)
+    return _Gold(model, _last_year(csv, district, project), h)
 
 
 def test_one_project_next_month_with_its_interval(engine, model, csv) -> None:

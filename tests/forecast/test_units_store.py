@@ -79,8 +79,10 @@ def test_round_trip_gives_identical_forecasts(fitted: UnitsStoreModel) -> None:
     assert again.rounds == 20 and again.n_series == 10
     history = np.array([[5.0] * 12, [np.nan] * 11 + [30.0]])
     a, b = fitted.predict(history, 12), again.predict(history, 12)
-    for x, y in ((a.value, b.value), (a.lo, b.lo), (a.hi, b.hi)):
+    assert a.active is not None and b.active is not None  # the activity booster is saved
+    for x, y in ((a.value, b.value), (a.lo, b.lo), (a.hi, b.hi), (a.active, b.active)):
         np.testing.assert_array_equal(x, y)
+    assert ((a.active >= 0) & (a.active <= 1)).all()
     assert (a.lo <= a.value).all() and (a.value <= a.hi).all() and (a.lo >= 0).all()
 
 

@@ -2,14 +2,15 @@
 
 A plan whose metric is units sold reads each project's units (``History`` holds them);
 this source forecasts the window's months after R with the store's units model
-(``forecast.units_store``): a point (the Poisson booster's mean) and the 80% interval of
-the quantile boosters, per project and month. It has no forecast distribution, so
-answers built on one (a probability) are not given for units.
+(``forecast.units_store``): per project and month, the expected units as recorded (a
+month without a row counts 0 sold, as in a past total) and an 80% interval
+(``expected_units``). It has no forecast distribution, so answers built on one (a
+probability) are not given for units.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from foretab.core.series import Forecast, ForecastBasis, ForecastPoint, History
 from foretab.errors import ForecastError
 from foretab.forecast.base import MAX_HORIZON
 from foretab.forecast.source import history_array
+from foretab.forecast.units import UnitsForecast
 from foretab.forecast.units_store import UnitsStoreModel
 
 #: ``Forecast.interval_method`` of units intervals: the quantile boosters' 10% and 90%.
@@ -78,21 +80,20 @@ class UnitsSource:
                     f"and {since}",
                     suggestions=("ask about the months it has sales for (a history question)",),
                 )
-        predicted = self.model.predict(arr, horizon)
+        value, lo, hi = expected_units(self.model.predict(arr, horizon))
         points: dict[EntityRef, dict[Month, ForecastPoint]] = {}
         basis: dict[EntityRef, ForecastBasis] = {}
         for i, ref in enumerate(refs):
             row: dict[Month, ForecastPoint] = {}
             for m in months:
                 k = m.minus(reference) - 1
-                value = float(predicted.value[i, k])
-                lo, hi = float(predicted.lo[i, k]), float(predicted.hi[i, k])
-                if not all(np.isfinite((value, lo, hi))):
+                point, low, high = float(value[i, k]), float(lo[i, k]), float(hi[i, k])
+                if not all(np.isfinite((point, low, high))):
                     raise ForecastError(
                         f"the units model gave no finite value for {ref.name} in {m.label}",
                         suggestions=("retrain with `foretab train --db DB`",),
                     )
-                row[m] = ForecastPoint(value, lo, hi)
+                row[m] = ForecastPoint(point, low, high)
             points[ref] = row
             observed = int(np.isfinite(arr[i]).sum())
             basis[ref] = ForecastBasis(
@@ -103,6 +104,23 @@ class UnitsSource:
         return Forecast(self.name, points, self.model.level, basis, interval_method=UNITS_INTERVALS)
 
 
-def store_units_source(load: Callable[[], UnitsStoreModel]) -> Callable[[], UnitsSource]:
-    """A loader of the units source (the model is read on the first units question)."""
-    return lambda: UnitsSource(load())
+#: The activity probability at or above which a month's 10% end is the count model's own
+#: (below it, at least 10% of the mass is "no row": 0 sold).
+ROW_LIKELY = 0.9
+
+
+def expected_units(forecast: UnitsForecast) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Units as recorded: ``(expected, lo, hi)``, a month without a row counting 0 sold.
+
+    The count model forecasts a month that has a row; the activity booster gives the
+    probability ``p`` that it has one. The expected count is ``p × value``. The 80%
+    interval of the mixture (0 with probability ``1 − p``, else the count model): its 10%
+    end is 0 when ``1 − p ≥ 10%``, else (approximately) the count model's 10% end; its 90%
+    end is 0 when ``p ≤ 10%``, else at most the count model's 90% end, which is used
+    (errs wide). Without an activity booster, every month is taken to have a row.
+    """
+    p = forecast.active if forecast.active is not None else np.ones_like(forecast.value)
+    value = p * forecast.value
+    lo = np.where(p >= ROW_LIKELY, forecast.lo, 0.0)
+    hi = np.where(p > 1 - ROW_LIKELY, forecast.hi, 0.0)
+    return value, np.minimum(lo, value), np.maximum(hi, value)

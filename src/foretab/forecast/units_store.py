@@ -2,8 +2,9 @@
 
 ``foretab train`` fits it beside the price model, on the history store's units sold (a
 month without a row: no sales recorded; a row with 0 units: 0 sold), and saves it as
-``units_model.zip``: a JSON manifest and LightGBM's three text models, data only as the
-price model (docs/design.md §1). A store trained before it existed has no such file:
+``units_model.zip``: a JSON manifest and LightGBM's four text models (the three of
+``foretab bench units`` and the activity booster: will a month have a row at all), data
+only as the price model (docs/design.md §1). A store trained before it existed has no such file:
 future units questions are then refused, naming ``foretab train --db DB``.
 """
 
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
 UNITS_ARTIFACT = "units_model.zip"
 UNITS_MODEL_NAME = "units_poisson"
 _MANIFEST = "manifest.json"
-_BOOSTERS = ("point.txt", "lo.txt", "hi.txt")
+#: the Poisson point, the 10% and 90% quantiles (a month with a row), the activity booster
+_BOOSTERS = ("point.txt", "lo.txt", "hi.txt", "active.txt")
 _MONTH = r"^\d{4}-\d{2}$"
 _TRAIN_FIX = "foretab train --db DB"
 
@@ -189,7 +191,7 @@ def fit_units_store_model(
     rounds = rounds or units.ROUNDS
     refs, first, values = units_panel(frame, reference_month)
     start = time.perf_counter()
-    model = UnitsModel.fit(values, first.month, seed, rounds=rounds)
+    model = UnitsModel.fit(values, first.month, seed, rounds=rounds, activity=True)
     return UnitsStoreModel(
         model,
         reference_month,
