@@ -22,9 +22,8 @@ from foretab.core.plan import Aggregate, EntityRef, Language, Plan, ScopeOp
 from foretab.core.series import Forecast, History
 from foretab.core.stages import Analysis, AnswerInterval
 
-#: Said after a total whose interval ends were added up month by month (or project by
-#: project), and what the trace records for it.
-ADDED_EN = "ends of the project-month 80% intervals added up"
+#: Said after a total whose interval ends were added up month by month (and entity by
+#: entity, for a scope), and what the trace records for it.
 ADDED_ZH = "各项目各月80%区间上下限之和"
 NO_PROBABILITY_EN = (
     "ranked on the units model's point forecasts; it gives no probability for a ranking"
@@ -63,13 +62,13 @@ def with_units_intervals(
     added = any(a for *_, a in rows)
     named = len(rows) > 1
     text = _said(
+        plan,
         point.text,
-        zh,
         forecast.level,
         added,
         [(label if named else "", lo, hi) for label, lo, hi, _ in rows],
     )
-    how = ADDED_EN if added else "the units model's 10% and 90% quantile boosters"
+    how = _added(plan) if added else "the units model's 10% and 90% quantile boosters"
     return replace(point, text=text, intervals=tuple(intervals), uncertainty=how)
 
 
@@ -93,8 +92,8 @@ def _scope(plan: Plan, history: History, forecast: Forecast, point: Analysis) ->
             said.append((where if len(plan.scopes) > 1 else "", lo, hi))
     if not intervals:
         return point
-    text = _said(point.text, zh, forecast.level or 0.0, True, said)
-    return replace(point, text=text, intervals=tuple(intervals), uncertainty=ADDED_EN)
+    text = _said(plan, point.text, forecast.level or 0.0, True, said)
+    return replace(point, text=text, intervals=tuple(intervals), uncertainty=_added(plan))
 
 
 def _has(history: History, forecast: Forecast, ref: EntityRef, month: Month) -> bool:
@@ -127,15 +126,20 @@ def _month(month: Month, zh: bool) -> str:
     return f"{month.year}年{month.month}月" if zh else month.label
 
 
+def _added(plan: Plan) -> str:
+    return f"ends of the {plan.wording.entity}-month 80% intervals added up"
+
+
 def _said(
-    text: str, zh: bool, level: float, added: bool, rows: list[tuple[str, float, float]]
+    plan: Plan, text: str, level: float, added: bool, rows: list[tuple[str, float, float]]
 ) -> str:
+    zh = plan.language is Language.ZH
     label = f"{level:.0%}"
     parts = [f"{name} {lo:,.0f}–{hi:,.0f}".strip() for name, lo, hi in rows]
     if zh:
         what = ADDED_ZH if added else f"{label}区间"
         return _appended(text, zh, f"{what}：{'；'.join(parts)}")
-    what = ADDED_EN if added else label
+    what = _added(plan) if added else label
     return _appended(text, zh, f"{what}: {'; '.join(parts)}")
 
 

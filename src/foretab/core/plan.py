@@ -347,7 +347,7 @@ def _units_unforecast(plan: Plan) -> str:
     if plan.change is not None:
         return "a change"
     if plan.comparison is not Comparison.NONE:
-        return "a comparison between projects"
+        return f"a comparison between {plan.wording.entities}"
     if plan.threshold is not None:
         return "a threshold"
     if plan.which_month is not None:

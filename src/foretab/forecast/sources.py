@@ -63,9 +63,10 @@ class Oracle:
         del history  # the oracle ignores what was read: that is the point of the ablation
         if plan.metric is Metric.UNITS:
             # a QuestionError: with this source, the question cannot be answered at all
+            words = plan.wording
             raise QuestionError(
-                "future units sold are not read from the future store (the oracle holds "
-                "prices only); ask with `--future model`, the store's units model"
+                f"future {words.summed} are not read from the future store (the oracle "
+                f"holds {words.value}s only); ask with `--future model`, the store's units model"
             )
         months = plan.future_months
         points = {}
