@@ -220,3 +220,22 @@ def test_the_units_gold_is_not_the_price_model(engine, csv) -> None:
     )
     rows = csv[(csv.district == HP) & (csv.project == "Bund Garden") & (csv.month == REF.iso)]
     assert got.answer[0][0] != float(rows.avg_price.iloc[0])
+
+
+def test_a_follow_up_carries_units_into_the_future(engine, model, csv) -> None:
+    talk = engine.conversation()
+    past = talk.ask("How many units did Bund Garden in Huangpu District, Shanghai sell in 2021?")
+    rows = csv[
+        (csv.district == HP) & (csv.project == "Bund Garden") & csv.month.str.startswith("2021")
+    ]
+    assert past.answer.answer == [[float(rows.units_sold.sum())]]
+    later = talk.ask("and next quarter?")
+    want = _monthly(model, csv, HP, "Bund Garden", 3)
+    total = sum(round(float(v), 2) for v in want.value[0])
+    assert later.answer.answer[0][0] == pytest.approx(total, abs=0.011)
+    zh = engine.conversation()
+    zh.ask("上海市黄浦区外滩花园下个月的价格是多少？")
+    units = zh.ask("换成销量")
+    assert units.answer.answer == [
+        [round(float(_monthly(model, csv, HP, "Bund Garden", 1).value[0, 0]), 2)]
+    ]
