@@ -105,7 +105,7 @@ def engine_for(db: str, future: str) -> Engine:
 
 
 def mini_units_model(store: HistoryStore) -> UnitsStoreModel:
-    """The units model fitted on the store's history (as `foretab train` would, ~0.5 s)."""
+    """The units model fitted on the store's history (as `foretab train` would, ~0.7 s)."""
     assert store.reference_month is not None
     return fit_units_store_model(store.panel(summed=True), store.reference_month)
 
