@@ -18,6 +18,9 @@ from foretab.core.answer import plan_doc
 from foretab.engine import Engine
 from foretab.errors import ForetabError
 from foretab.forecast.source import ModelSource
+from foretab.forecast.units_source import UnitsSource
+from foretab.forecast.units_store import UnitsStoreModel, fit_units_store_model
+from foretab.store import HistoryStore
 from tests.doubles import NaiveStoreModel, SpreadStoreModel
 
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "golden" / "mini.jsonl"
@@ -69,6 +72,16 @@ QUESTIONS: list[tuple[str, str]] = [
     ("spread", "Will the average prices of Tianhe and Huangpu, Guangzhou rise next year?"),
     ("oracle", "Which district of Shanghai rose the most in 2021?"),
     ("oracle", "广州哪个区2021年跌得最多？"),
+    # issue 30: future units sold, from the units model fitted on the mini store's history
+    ("units", "How many units will Bund Garden in Huangpu District, Shanghai sell next month?"),
+    ("units", "How many units will Xintiandi Court in Huangpu, Shanghai sell next quarter?"),
+    ("units", "How many units will Bund Garden in Huangpu District, Shanghai sell from November 2021 to February 2022?"),
+    ("units", "What will the total units sold in Pudong, Shanghai be in 2022?"),
+    ("units", "Which project in Pudong, Shanghai will sell the most units in 2022?"),
+    ("units", "上海市黄浦区外滩花园下个月的销量是多少？"),
+    ("units", "上海市浦东新区2022年的总销量是多少？"),
+    ("units", "Will Bund Garden in Huangpu District, Shanghai sell more than 50 units next month?"),
+    ("oracle", "How many units will Old Harbour Lofts in Huangpu District, Shanghai sell next month?"),
 ]  # fmt: skip
 
 
@@ -81,7 +94,20 @@ def engine_for(db: str, future: str) -> Engine:
         return Engine.open(
             db, future_source=lambda e: ModelSource.with_store_dates(SpreadStoreModel(), e.store)
         )
+    if future == "units":
+        return Engine.open(
+            db,
+            future_source=lambda e: ModelSource.with_store_dates(
+                NaiveStoreModel(), e.store, units=lambda: UnitsSource(mini_units_model(e.store))
+            ),
+        )
     return Engine.open(db, future=future)  # type: ignore[arg-type]
+
+
+def mini_units_model(store: HistoryStore) -> UnitsStoreModel:
+    """The units model fitted on the store's history (as `foretab train` would, ~0.7 s)."""
+    assert store.reference_month is not None
+    return fit_units_store_model(store.panel(summed=True), store.reference_month)
 
 
 class Engines:

@@ -35,6 +35,7 @@ from foretab.analyze.scenarios import (
     window_table,
 )
 from foretab.analyze.scope_odds import decide_scope
+from foretab.analyze.units_odds import with_units_intervals
 from foretab.analyze.values import percent, probability_text
 from foretab.core.months import Month
 from foretab.core.plan import (
@@ -82,13 +83,13 @@ def decide(
     """
     if not plan.needs_forecast or not forecast.points:
         return point
+    if plan.metric is Metric.UNITS:  # the units model: intervals, no distribution
+        return with_units_intervals(plan, history, forecast, point)
     if plan.place is not None:
         # A place's probabilities come from its projects' scenarios (no intervals yet).
         return decide_place(plan, history, forecast, point, rule)
     if plan.scopes:
         return decide_scope(plan, history, forecast, point, rule)
-    if plan.metric is not Metric.VALUE:
-        return point  # units are known for past months only (the planner refuses the rest)
     if plan.change is not None:
         return point if plan.is_past else with_change_intervals(plan, history, forecast, point)
     if plan.which_month is not None:

@@ -132,6 +132,8 @@ def scope_outcome(
     query = plan.scope
     assert query is not None
     by_metric = {Metric.VALUE: (observed, future), Metric.UNITS: (units, {})}
+    if plan.metric is Metric.UNITS:  # ``observed`` holds units, ``future`` their forecasts
+        by_metric = {Metric.UNITS: (observed, future)}
 
     def values(metric: Metric) -> list[tuple[EntityRef, float]]:
         return scope_values(plan, scope, metric, *by_metric[metric])

@@ -197,6 +197,8 @@ def explain(answer: Answer) -> list[str]:
             "backtest-per-series": "calibrated on a rolling backtest, scaled to each "
             "series' own volatility",
             "in-sample": "in-sample residuals",
+            "quantile-boosters": "the units model's 10% and 90% quantile boosters with its "
+            "row probability (not calibrated)",
         }
         method = how.get(forecast.interval_method, forecast.interval_method or "")
         lines.append(f"{forecast.level:.0%} intervals" + (f", {method}" if method else ""))

@@ -209,7 +209,6 @@ class _Slots:
             self.aggregate = Aggregate.MEAN
         if r.each and not self.scopes:
             self.aggregate = Aggregate.EACH
-        self._check_units()
         self._normalise_aggregate()
         entities = self.entities
         if self.scopes:
@@ -279,18 +278,6 @@ class _Slots:
             self.aggregate = Aggregate.SUM
         elif not units and self.aggregate is Aggregate.SUM:
             self.aggregate = Aggregate.MEAN
-
-    def _check_units(self) -> None:
-        if self.metric is Metric.UNITS and self.window.last > self.store.reference:
-            word = self.reading.metric_word or self.store.index.wording.summed
-            raise _refuse(
-                self.zh,
-                f"“{word}”只有过去的月份才有（到{self.store.reference.year}年{self.store.reference.month}月），"
-                f"预测的是{self.store.index.wording.value_zh}；请问过去的月份",
-                f"{self.store.index.wording.summed} ('{word}') are known for past months only (up to "
-                f"{self.store.reference.label}); the forecaster predicts {self.store.index.wording.value}s: "
-                "ask about past months",
-            )
 
     def _last_year(self) -> None:
         word = self.reading.last_year_word

@@ -342,6 +342,34 @@ class Plan:
         return self.window.last <= self.reference_month
 
 
+def _units_unforecast(plan: Plan) -> str:
+    """What a future units plan asks that the units model's answers do not cover ('': none).
+
+    Units forecasts (``forecast.units_source``) have a point and an 80% interval per
+    project and month, no distribution: values, totals, a scope's total and rankings.
+    """
+    if plan.change is not None:
+        return "a change"
+    if plan.comparison is not Comparison.NONE:
+        return f"a comparison between {plan.wording.entities}"
+    if plan.threshold is not None:
+        return "a threshold"
+    if plan.which_month is not None:
+        return "the month with the most"
+    if plan.place is not None:
+        return f"a question about a place as a whole ({plan.place.op.value})"
+    if plan.scopes:
+        op = plan.scope.op if plan.scope is not None else None
+        return "" if op in _UNITS_SCOPE_OPS else "this question about a place"
+    if plan.aggregate not in (Aggregate.VALUE, Aggregate.SUM, Aggregate.EACH):
+        return f"a {plan.aggregate.value}"
+    return ""
+
+
+#: A scope's future units: its total, its best (or least) selling project, its top N.
+_UNITS_SCOPE_OPS = (ScopeOp.TOTAL, ScopeOp.PICK, ScopeOp.TOP)
+
+
 def _problems(plan: Plan) -> list[str]:
     out: list[str] = []
     words = plan.wording
@@ -352,14 +380,19 @@ def _problems(plan: Plan) -> list[str]:
         out.append(f"a scope question cannot also compare named {many}")
     if not plan.scopes and not plan.entities:
         out.append(f"it names no {words.named_levels}")
-    if plan.metric is Metric.UNITS and plan.needs_forecast:
+    if plan.metric is Metric.UNITS and plan.needs_forecast and _units_unforecast(plan):
         out.append(
-            f"{words.summed} are known for past months only (the forecaster predicts "
-            f"{words.value}s); ask about months up to {plan.reference_month.label}"
+            f"future {words.summed} are forecast as a value, a total over months or a scope's "
+            f"total or ranking, not {_units_unforecast(plan)}; ask for one of those"
         )
     if plan.scope is not None and plan.scope.op is ScopeOp.TOP_THEN_PICK and plan.needs_forecast:
         out.append(f"ranking by {words.summed} needs past months; ask about a past month")
-    if plan.scope is not None and plan.scope.rank_by is Metric.UNITS and plan.needs_forecast:
+    if (
+        plan.scope is not None
+        and plan.scope.rank_by is Metric.UNITS
+        and plan.metric is not Metric.UNITS
+        and plan.needs_forecast
+    ):  # one future source per question: prices ranked by forecast units are not both
         out.append(f"ranking by {words.summed} needs past months; ask about a past month")
     if plan.scope is not None and plan.scope.op is ScopeOp.COUNT and plan.needs_forecast:
         out.append(f"how many {many} will have sales cannot be forecast; ask about past months")

@@ -197,8 +197,9 @@ class ForecastStepDoc(_StepDoc):
     interval_method: str | None = Field(
         None,
         description="how intervals were calibrated: 'backtest' (out-of-sample), "
-        "'backtest-per-series' (out-of-sample, scaled to each series' volatility) or "
-        "'in-sample'",
+        "'backtest-per-series' (out-of-sample, scaled to each series' volatility), "
+        "'in-sample', or 'quantile-boosters' (units sold: the units model's own 10% / 90% "
+        "quantile boosters and its row probability, not calibrated)",
     )
     drift_per_month: float | None = Field(
         None,

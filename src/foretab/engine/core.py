@@ -234,7 +234,8 @@ class Engine:
             steps.extend(self._inner_steps())
             steps.append(
                 ForecastStep(
-                    source.name,
+                    # a units question's forecast names the units model, not the source's
+                    forecast.source if plan.metric is Metric.UNITS else source.name,
                     seconds,
                     tuple(months),
                     forecast.level,

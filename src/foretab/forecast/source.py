@@ -8,18 +8,19 @@ measures, and what the TimeFore Forecaster tool calls.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from foretab.core.months import Month
-from foretab.core.plan import EntityRef, Plan
+from foretab.core.plan import EntityRef, Metric, Plan
 from foretab.core.series import Forecast, ForecastBasis, ForecastPoint, History
 from foretab.errors import ForecastError
 from foretab.forecast.base import MAX_HORIZON
 
 if TYPE_CHECKING:
+    from foretab.core.stages import FutureSource
     from foretab.store import HistoryStore
 
 DEFAULT_LEVEL = 0.8
@@ -64,6 +65,7 @@ class ModelSource:
         *,
         level: float = DEFAULT_LEVEL,
         last_seen: Mapping[EntityRef, Month] | None = None,
+        units: Callable[[], FutureSource] | None = None,
     ) -> None:
         if not 0 < level < 1:
             raise ForecastError(
@@ -76,6 +78,10 @@ class ModelSource:
         # forecast (the question reads only the lookback window).
         self.last_seen = dict(last_seen or {})
         self.name = f"model:{model.model}"
+        # Units-sold questions go to the store's units model (``forecast.units_source``),
+        # loaded on the first one: price questions never read it.
+        self._load_units = units
+        self._units: FutureSource | None = None
 
     @classmethod
     def for_store(
@@ -87,16 +93,45 @@ class ModelSource:
 
     @classmethod
     def with_store_dates(
-        cls, model: SeriesModel, store: HistoryStore, *, level: float = DEFAULT_LEVEL
+        cls,
+        model: SeriesModel,
+        store: HistoryStore,
+        *,
+        level: float = DEFAULT_LEVEL,
+        units: Callable[[], FutureSource] | None = None,
     ) -> ModelSource:
-        """``model`` with the store's last month per project, for clear stale errors."""
+        """``model`` with the store's last month per project, for clear stale errors.
+
+        ``units``: the units-sold source (default: the store's units model, on first use).
+        """
+        from foretab.forecast.units_source import UnitsSource
+        from foretab.forecast.units_store import load_units_model
+
         last_seen = {EntityRef(p.outer, p.inner, p.name): p.last_month for p in store.entities()}
-        return cls(model, level=level, last_seen=last_seen)
+        return cls(
+            model,
+            level=level,
+            last_seen=last_seen,
+            units=units or (lambda: UnitsSource(load_units_model(store))),
+        )
 
     def forecast(self, plan: Plan, history: History) -> Forecast:
+        if plan.metric is Metric.UNITS:
+            return self.units_source().forecast(plan, history)
         return self.forecast_series(
             plan.entities, plan.reference_month, plan.future_months, history
         )
+
+    def units_source(self) -> FutureSource:
+        """The source of units-sold forecasts, loaded now if not yet."""
+        if self._units is None:
+            if self._load_units is None:
+                raise ForecastError(
+                    f"this forecast source ({self.name}) has no units model",
+                    suggestions=("run `foretab train --db DB` and open the store's engine",),
+                )
+            self._units = self._load_units()
+        return self._units
 
     def forecast_series(
         self,

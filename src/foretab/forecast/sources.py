@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from foretab.core.months import Month
-from foretab.core.plan import EntityRef, Plan
+from foretab.core.plan import EntityRef, Language, Metric, Plan
 from foretab.core.series import Forecast, ForecastBasis, ForecastPoint, History
 from foretab.core.stages import FutureSource
 from foretab.errors import ForecastError, QuestionError
@@ -61,6 +61,18 @@ class Oracle:
 
     def forecast(self, plan: Plan, history: History) -> Forecast:
         del history  # the oracle ignores what was read: that is the point of the ablation
+        if plan.metric is Metric.UNITS:
+            # a QuestionError: with this source, the question cannot be answered at all
+            words = plan.wording
+            if plan.language is Language.ZH:
+                raise QuestionError(
+                    f"未来的{words.summed_zh}不从未来库（oracle）读取，它只用于{words.value_zh}；"
+                    f"请用 `--future model`（本库的{words.summed_zh}模型）"
+                )
+            raise QuestionError(
+                f"future {words.summed} are not read from the future store (the oracle "
+                f"holds {words.value}s only); ask with `--future model`, the store's units model"
+            )
         months = plan.future_months
         points = {}
         for ref in plan.entities:

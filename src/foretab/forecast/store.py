@@ -400,6 +400,10 @@ def train_store_model(
         fitted = fit_store_model(panel, ref, model, seed, progress, intervals=intervals)
         progress("saving the model with the store", 0, 0)
         store.save_artifact(ARTIFACT_NAME, fitted.to_bytes())
+        from foretab.forecast.units_store import train_units_model
+
+        progress("fitting the units-sold model (LightGBM Poisson + quantile boosters)", 0, 0)
+        train_units_model(store, ref, seed)
     return fitted
 
 

@@ -38,6 +38,10 @@ PARAMS: dict[str, object] = {
     "num_threads": 2,
 }
 ROUNDS = 300
+#: Below this many training rows one thread fits faster than two (thread start-up costs
+#: more than it saves: the 36-project test store's 6,353 rows fit in 0.55 s of CPU on one,
+#: 2.4 s on two); the corpus (far above it) keeps ``PARAMS``' two.
+SMALL_FIT_ROWS = 100_000
 FEATURES = (
     "last",
     "last_1",
@@ -100,65 +104,117 @@ def training_rows(units: np.ndarray, first_month: int) -> tuple[np.ndarray, np.n
     return np.concatenate(xs), np.concatenate(ys)
 
 
+def activity_rows(units: np.ndarray, first_month: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(X, has_row)``: as ``training_rows``, every target month, labelled 1 if it has a row.
+
+    The activity booster's rows: whether a project with a row in the 12 months to the
+    origin has one ``h`` months later (about 60% do on the corpus).
+    """
+    t = units.shape[1]
+    xs, ys = [], []
+    for origin in range(max(WINDOW - 1, t - 1 - ORIGINS), t - 1):
+        for h in range(1, min(MAX_HORIZON, t - 1 - origin) + 1):
+            rows = np.isfinite(units[:, max(0, origin - WINDOW + 1) : origin + 1]).any(axis=1)
+            if rows.any():
+                xs.append(features(units[rows], origin, h, first_month))
+                ys.append(np.isfinite(units[rows, origin + h]).astype(float))
+    if not xs:
+        raise ValueError("no entity has units to learn from in the history")
+    return np.concatenate(xs), np.concatenate(ys)
+
+
 @dataclass(frozen=True, slots=True)
 class UnitsForecast:
-    """``[n, h]`` point forecasts and the 80% interval's ends."""
+    """``[n, h]`` point forecasts and the 80% interval's ends, for a month with a row.
+
+    ``active``: the probability that the month has a row at all (the activity booster;
+    ``None`` without one).
+    """
 
     value: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
+    active: np.ndarray | None = None
 
 
 class UnitsModel:
-    """The fitted count model: a Poisson booster and the 10% / 90% quantile boosters."""
+    """The fitted count model: a Poisson booster and the 10% / 90% quantile boosters.
 
-    def __init__(self, boosters: tuple[object, object, object], first_month: int) -> None:
-        self._point, self._lo, self._hi = boosters
+    Optionally a fourth, the activity booster (binary: will the month have a row?); the
+    benchmark (``foretab bench units``) scores the first three on months with a row.
+    """
+
+    def __init__(self, boosters: tuple[object, ...], first_month: int) -> None:
+        self._point, self._lo, self._hi = boosters[:3]
+        self._active = boosters[3] if len(boosters) > 3 else None
         self.first_month = first_month
 
     @classmethod
-    def fit(cls, units: np.ndarray, first_month: int, seed: int = 0) -> UnitsModel:
-        """Fit on a ``[projects, months]`` panel of units (NaN: no row that month)."""
+    def fit(
+        cls,
+        units: np.ndarray,
+        first_month: int,
+        seed: int = 0,
+        rounds: int | None = None,
+        activity: bool = False,
+    ) -> UnitsModel:
+        """Fit on a ``[projects, months]`` panel of units (NaN: no row that month).
+
+        ``rounds``: boosting rounds per booster (default ``ROUNDS``, the benchmarked model);
+        ``activity``: also fit the activity booster (what the store's model does).
+        """
         import lightgbm as lgb
 
         x, y = training_rows(units, first_month)
         tail = (1 - LEVEL) / 2
+        rounds = rounds or ROUNDS
 
-        def booster(objective: str, **extra: object) -> object:
-            params = {**PARAMS, "objective": objective, "seed": seed, **extra}
+        def booster(x: np.ndarray, y: np.ndarray, objective: str, **extra: object) -> object:
+            threads = {"num_threads": 1} if len(y) < SMALL_FIT_ROWS else {}
+            params = {**PARAMS, **threads, "objective": objective, "seed": seed, **extra}
             data = lgb.Dataset(x, y, feature_name=list(FEATURES), free_raw_data=False)
-            return lgb.train(params, data, num_boost_round=ROUNDS)
+            return lgb.train(params, data, num_boost_round=rounds)
 
-        return cls(
-            (
-                booster("poisson"),
-                booster("quantile", alpha=tail),
-                booster("quantile", alpha=1 - tail),
-            ),
-            first_month,
-        )
+        boosters = [
+            booster(x, y, "poisson"),
+            booster(x, y, "quantile", alpha=tail),
+            booster(x, y, "quantile", alpha=1 - tail),
+        ]
+        if activity:
+            boosters.append(booster(*activity_rows(units, first_month), "binary"))
+        return cls(tuple(boosters), first_month)
 
     def predict(self, units: np.ndarray, horizon: int = MAX_HORIZON) -> UnitsForecast:
         """From each row's history (its last column = R), months R+1..R+``horizon``."""
         origin = units.shape[1] - 1
-        value, lo, hi = (np.empty((units.shape[0], horizon)) for _ in range(3))
+        value, lo, hi, active = (np.empty((units.shape[0], horizon)) for _ in range(4))
         for h in range(1, horizon + 1):
             x = features(units, origin, h, self.first_month)
             value[:, h - 1] = self._point.predict(x)  # type: ignore[attr-defined]
             lo[:, h - 1] = self._lo.predict(x)  # type: ignore[attr-defined]
             hi[:, h - 1] = self._hi.predict(x)  # type: ignore[attr-defined]
+            if self._active is not None:
+                active[:, h - 1] = self._active.predict(x)  # type: ignore[attr-defined]
         # Counts: never below 0, and the interval holds its point.
         value = np.maximum(value, 0.0)
         return UnitsForecast(
-            value, np.clip(np.minimum(lo, value), 0.0, None), np.maximum(hi, value)
+            value,
+            np.clip(np.minimum(lo, value), 0.0, None),
+            np.maximum(hi, value),
+            np.clip(active, 0.0, 1.0) if self._active is not None else None,
         )
 
-    def to_texts(self) -> tuple[str, str, str]:
-        """LightGBM's text models (data only)."""
-        return tuple(b.model_to_string() for b in (self._point, self._lo, self._hi))  # type: ignore[attr-defined,return-value]
+    @property
+    def has_activity(self) -> bool:
+        return self._active is not None
+
+    def to_texts(self) -> tuple[str, ...]:
+        """LightGBM's text models (data only): point, 10%, 90% (and activity)."""
+        boosters = (self._point, self._lo, self._hi, self._active)
+        return tuple(b.model_to_string() for b in boosters if b is not None)  # type: ignore[attr-defined]
 
     @classmethod
-    def from_texts(cls, texts: tuple[str, str, str], first_month: int) -> UnitsModel:
+    def from_texts(cls, texts: tuple[str, ...], first_month: int) -> UnitsModel:
         import lightgbm as lgb
 
         boosters = tuple(lgb.Booster(model_str=t) for t in texts)

@@ -123,11 +123,12 @@ class _Store:
             ]
         return self._entities
 
-    def panel(self) -> pd.DataFrame:
+    def panel(self, *, summed: bool = False) -> pd.DataFrame:
         """Every observation of the primary measure: ``city, district, project, month, price``.
 
         ``month`` is ``YYYY-MM``; the column names are the engine's slots, whatever the
-        corpus schema calls them in the tables.
+        corpus schema calls them in the tables. ``summed``: the summed measure (units sold)
+        instead, in the same ``price`` column (the schema must have one).
         """
         import pandas as pd
 
@@ -141,7 +142,7 @@ class _Store:
                 exp.alias_(exp.cast(param(), "text"), "district"),
                 exp.alias_(column(cols.entity), "project"),
                 exp.alias_(column(cols.month), "month"),
-                exp.alias_(column(cols.value), "price"),
+                exp.alias_(column(cols.summed if summed and cols.summed else cols.value), "price"),
             ).from_(table(e.table_name))
             for e in entries
         ]

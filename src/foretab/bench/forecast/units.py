@@ -97,3 +97,92 @@ def bench_units(path: Path, reference: Month, seed: int = 0) -> UnitsBench:
         mean_width=round(float((forecast.hi - forecast.lo)[cells].mean()), 3),
         seconds=round(seconds, 1),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class TotalsRow:
+    """One window length: project totals as a question asks them, scored on the hold-out."""
+
+    months: int
+    projects: int
+    #: the store's units model as the engine answers (expected units, a month without a
+    #: row counting 0 sold: ``forecast.units_source.expected_units``)
+    model_mae: float
+    #: last 12 months' units per month (a month without a row: 0) carried forward
+    baseline_mae: float
+    #: the bench's own baseline (mean over the months with a row) carried forward
+    row_mean_mae: float
+    #: share of projects whose recorded total lies within the ends added up
+    coverage: float
+
+
+@dataclass(frozen=True, slots=True)
+class UnitsTotalsBench:
+    """Totals as future units questions ask them: per project and per district."""
+
+    rows: tuple[TotalsRow, ...]
+    districts: int
+    #: district totals over the 12 months: median |forecast − recorded| / recorded
+    district_model_error: float
+    district_baseline_error: float
+    district_coverage: float
+    seconds: float
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def bench_units_totals(
+    path: Path, reference: Month, seed: int = 0, windows: tuple[int, ...] = (1, 3, 12)
+) -> UnitsTotalsBench:
+    """The store's units model (with its activity booster) on window totals of R+1.."""
+    import time
+
+    from foretab.forecast.units_source import expected_units
+
+    units, first, keys = units_panel(path)
+    cut = reference.minus(first) + 1
+    history, future = units[:, :cut], units[:, cut : cut + MAX_HORIZON]
+    horizon = future.shape[1]
+    candidates = np.isfinite(history[:, -12:]).any(axis=1)
+    started = time.perf_counter()
+    model = UnitsModel.fit(history, first.month, seed, activity=True)
+    value, lo, hi = expected_units(model.predict(history[candidates], horizon))
+    seconds = time.perf_counter() - started
+    truth = np.nan_to_num(future[candidates])  # recorded: a month without a row sold 0
+    per_month = np.nan_to_num(history[candidates, -12:]).mean(axis=1)
+    row_mean = np.nan_to_num(last_year_mean(history[candidates], horizon))
+    rows = []
+    for months in (w for w in windows if w <= horizon):
+        recorded = truth[:, :months].sum(axis=1)
+        said, low, high = (a[:, :months].sum(axis=1) for a in (value, lo, hi))
+        rows.append(
+            TotalsRow(
+                months=months,
+                projects=int(candidates.sum()),
+                model_mae=round(float(np.abs(said - recorded).mean()), 3),
+                baseline_mae=round(float(np.abs(months * per_month - recorded).mean()), 3),
+                row_mean_mae=round(
+                    float(np.abs(row_mean[:, :months].sum(axis=1) - recorded).mean()), 3
+                ),
+                coverage=round(float(((low <= recorded) & (recorded <= high)).mean()), 4),
+            )
+        )
+    district_of = [k[:2] for k, c in zip(keys, candidates, strict=True) if c]
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, district in enumerate(district_of):
+        groups.setdefault(district, []).append(i)
+    recorded = np.array([truth[ix].sum() for ix in groups.values()])
+    said = np.array([value[ix].sum() for ix in groups.values()])
+    base = np.array([horizon * per_month[ix].sum() for ix in groups.values()])
+    low = np.array([lo[ix].sum() for ix in groups.values()])
+    high = np.array([hi[ix].sum() for ix in groups.values()])
+    scale = np.maximum(recorded, 1.0)
+    return UnitsTotalsBench(
+        rows=tuple(rows),
+        districts=len(groups),
+        district_model_error=round(float(np.median(np.abs(said - recorded) / scale)), 4),
+        district_baseline_error=round(float(np.median(np.abs(base - recorded) / scale)), 4),
+        district_coverage=round(float(((low <= recorded) & (recorded <= high)).mean()), 4),
+        seconds=round(seconds, 1),
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -12,6 +12,9 @@ from rich.table import Table
 
 from foretab.cli.common import exit_on_error
 from foretab.cli.main import bench_app
+
+if TYPE_CHECKING:
+    from foretab.core.months import Month
 
 
 @bench_app.command("units")
@@ -30,6 +33,14 @@ def units_cmd(
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Also write the scores here.")
     ] = None,
+    totals: Annotated[
+        bool,
+        typer.Option(
+            "--totals",
+            help="Score instead the store's model (with its activity booster) on 1-, 3- and "
+            "12-month totals per project and 12-month district totals, as questions ask them.",
+        ),
+    ] = False,
 ) -> None:
     """Score the units-sold model (LightGBM Poisson, 80% quantile interval) on the hold-out.
 
@@ -40,6 +51,10 @@ def units_cmd(
     """
     from foretab.bench.forecast.units import bench_units
     from foretab.core.months import Month
+
+    if totals:
+        _totals(data, Month.parse(reference_month), seed, json_out)
+        return
 
     with Console(stderr=True).status("fitting the units model (three boosters)"):
         result = bench_units(data, Month.parse(reference_month), seed)
@@ -57,6 +72,35 @@ def units_cmd(
     grid.add_row("mean interval width", f"{result.mean_width:,.2f}")
     grid.add_row("fit + forecast seconds", f"{result.seconds:.1f}")
     Console().print(grid)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+
+def _totals(data: Path, reference: Month, seed: int, json_out: Path | None) -> None:
+    from foretab.bench.forecast.units import bench_units_totals
+
+    with Console(stderr=True).status("fitting the units model (four boosters)"):
+        result = bench_units_totals(data, reference, seed)
+    grid = Table(title="bench units --totals: recorded units (a month without a row: 0)")
+    for name in ("window", "projects", "model MAE", "baseline MAE", "row-mean MAE", "coverage"):
+        grid.add_column(name, justify="right")
+    for row in result.rows:
+        grid.add_row(
+            f"{row.months} months",
+            f"{row.projects:,}",
+            f"{row.model_mae:,.2f}",
+            f"{row.baseline_mae:,.2f}",
+            f"{row.row_mean_mae:,.2f}",
+            f"{100 * row.coverage:.1f}%",
+        )
+    Console().print(grid)
+    Console().print(
+        f"{result.districts} district totals over 12 months, median relative error: model "
+        f"{100 * result.district_model_error:.1f}%, baseline "
+        f"{100 * result.district_baseline_error:.1f}%; ends added up cover "
+        f"{100 * result.district_coverage:.1f}%  (fit + forecast {result.seconds:.1f} s)"
+    )
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
