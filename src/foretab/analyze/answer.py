@@ -214,7 +214,10 @@ def _numeric(
         else:
             value = target(plan.aggregate, values, plan)
             answer.append([name, value] if several else [value])
-            whole = plan.metric is Metric.UNITS and value == int(value)  # a median may be .5
+            # Units read as whole numbers (a forecast's 53.4 as 53), except a past median's .5.
+            whole = plan.metric is Metric.UNITS and (
+                plan.aggregate is not Aggregate.MEDIAN or value == int(value)
+            )
             shown = f"{value:,.0f}" if whole else _fmt(value)
             parts.append(f"{name} {shown}" if several else shown)
     if zh:
