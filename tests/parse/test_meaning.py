@@ -27,6 +27,14 @@ GL = "Greenland Lixiang City in Jiangning, Nanjing"
         ("Which projects in Jiangning, Nanjing rose more than 10 percent in 2021?", "'10'"),
         ("How many districts of Nanjing were above 30000 in December 2021?", "'30000'"),
         ("2021年12月南京哪个区均价最高，和2019年比呢？", "2019"),
+        # units are summed: an average of them is not the total (answered as it before)
+        (f"What will the average monthly units sold of {GL} be in 2022?", "'average'"),
+        (f"What were the average monthly units sold of {GL} in 2021?", "'average'"),
+        ("Which project in Huqiu, Suzhou sold the most units on average in 2021?", "'on average'"),
+        ("南京江宁区绿地理想城2021年平均每月卖多少套？", "平均"),
+        # "the highest project" without 哪个 was answered with the district's mean
+        ("2021年苏州虎丘区平均房价最高的项目", "最高"),
+        ("苏州虎丘区2021年房价最低的楼盘", "最低"),
     ],
 )
 def test_a_dropped_span_is_refused_naming_it(
@@ -81,3 +89,18 @@ def test_a_misspelt_place_as_the_subject_is_asked_back(corpus_index: EntityIndex
         "What will Poly Banhuyuan in Jiangnig, Nanjng cost next month?", corpus_index, R
     )
     assert [ref.name for ref in plan.entities] == ["Poly Banhuyuan"]
+
+
+@pytest.mark.parametrize(
+    ("question", "bounds"),
+    [
+        ("2021年苏州虎丘区销量超过50套的项目有几个？", "高于50的"),
+        ("2021年12月苏州虎丘区均价在20000到25000之间的项目有几个？", "在20,000到25,000之间的"),
+    ],
+)
+def test_a_chinese_count_reads_its_bounds_in_chinese(
+    corpus_index: EntityIndex, question: str, bounds: str
+) -> None:
+    text = canonical(parse_question(question, corpus_index, R))
+    assert bounds in text, text
+    assert not any(word in text for word in ("above", "below", "between", "at least")), text

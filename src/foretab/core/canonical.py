@@ -129,11 +129,17 @@ def _inner(plan: Plan) -> str:
     return plan.wording.groups[0] if plan.wording.groups else "group"
 
 
-def _bounds(query: object) -> str:
+def _bounds(query: object, zh: bool = False) -> str:
     t = getattr(query, "threshold", None)
+    low, high = getattr(query, "low", None), getattr(query, "high", None)
+    if zh:
+        if t is not None:
+            return f"{'高于' if t.above else '低于'}{t.value:,.0f}"
+        if low is not None and high is not None:
+            return f"在{low:,.0f}到{high:,.0f}之间"
+        return f"不低于{low:,.0f}" if low is not None else f"不高于{high:,.0f}"
     if t is not None:
         return f"{'above' if t.above else 'below'} {t.value:,.0f}"
-    low, high = getattr(query, "low", None), getattr(query, "high", None)
     if low is not None and high is not None:
         return f"between {low:,.0f} and {high:,.0f}"
     return f"at least {low:,.0f}" if low is not None else f"at most {high:,.0f}"
@@ -179,7 +185,7 @@ def _place_zh(plan: Plan) -> str:
         t = query.threshold
         assert t is not None
         return f"{places}{when}的{what}是否{'高于' if t.above else '低于'}{t.value:,.0f}"
-    return f"{places}{when}{what}{_bounds(query)}的{plan.wording.entity_zh}个数"
+    return f"{places}{when}{what}{_bounds(query, zh=True)}的{plan.wording.entity_zh}个数"
 
 
 def _scope(plan: Plan) -> str:

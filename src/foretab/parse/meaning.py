@@ -20,6 +20,7 @@ from foretab.core.plan import (
     Aggregate,
     ChangeMeasure,
     Comparison,
+    Metric,
     PlaceOp,
     Plan,
     ScopeOp,
@@ -54,6 +55,8 @@ _PERCENT_ZH = re.compile(r"百分|涨幅|跌幅|增幅|降幅|变化率|变动�
 _CHANGE_EN = re.compile(r"\bchange[sd]?\b")
 _CHANGE_ZH = re.compile(r"变化|变动")
 _NEVER = r"(?!)"
+_AVERAGE_EN = re.compile(r"\b(?:average|avg|mean|on\s+average)\b")
+_AVERAGE_ZH = re.compile(r"平均|均值|月均")
 _HOW_MANY_EN = re.compile(PHRASES.count_en or _NEVER)
 _HOW_MANY_ZH = re.compile(PHRASES.entity_count_zh or _NEVER)
 _RANKED_INNER_EN = re.compile(PHRASES.ranked_inner_en or _NEVER)
@@ -145,7 +148,20 @@ def _weighted(plan: Plan) -> bool:
     )
 
 
+def _averaged(plan: Plan) -> bool:
+    """Whether "average" is carried: a price is an average itself; units sold are summed.
+
+    "What will the average monthly units sold of X be in 2022?" was answered with the
+    year's total: the units of a plan are its sum unless it averages them.
+    """
+    if plan.scope is not None:  # a scope ranks or sums its candidates' totals
+        return plan.scope.metric is not Metric.UNITS
+    return plan.metric is not Metric.UNITS or plan.aggregate is Aggregate.MEAN
+
+
 _MORE_EN = re.compile(r"\b(?:more|most)\b(?!\s+than\b)")  # "more than N": the bound's word
+# 最高的项目 "the highest project" without 哪个 was answered with the district's mean.
+_MORE_ZH = re.compile(r"[最更较](?:高|低|贵|便宜|多|少|大|小)")
 
 _RULES = (
     _Rule("percent", _PERCENT_EN, _PERCENT_ZH, _relative),
@@ -154,8 +170,9 @@ _RULES = (
     _Rule("MoM", en.MOM, zh.MOM, lambda p: _two_months(p, 1)),
     _Rule("how many", _HOW_MANY_EN, _HOW_MANY_ZH, _count),
     _Rule("group", _RANKED_INNER_EN, zh.INNER_WORD, _inner_groups),
-    _Rule("more", _MORE_EN, None, _ranked),
+    _Rule("more", _MORE_EN, _MORE_ZH, _ranked),
     _Rule("median", en.MEDIAN, zh.MEDIAN, lambda p: p.aggregate is Aggregate.MEDIAN),
+    _Rule("average", _AVERAGE_EN, _AVERAGE_ZH, _averaged),
     _Rule("every", EVERY_ENTITY_EN, EVERY_ENTITY_ZH, _lists_entities),
     _Rule("weighted", WEIGHTED_EN, WEIGHTED_ZH, _weighted),
 )
