@@ -150,6 +150,36 @@ def test_a_misspelt_name_is_refused_naming_the_right_one(corpus_index: EntityInd
         corpus_index.link("Vanke Feicui Gongyan in Jiangning")
 
 
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("南京江宁区Greenland Lixiang City2021年1月的均价是多少？", ("Greenland Lixiang City", "Jiangning District")),
+        ("深圳宝安区Vanke Daduhui Homeland2021年1月的均价是多少？", ("Vanke Daduhui Homeland", "Bao'an District")),
+        ("WuhanEast Lake High-tech ZoneWan He Guanggu2021年1月的均价是多少？", ("Wan He Guanggu", "East Lake High-tech Zone")),
+    ],
+)  # fmt: skip
+def test_a_name_glued_to_its_own_places_and_a_date_links(
+    corpus_index: EntityIndex, question: str, expected: tuple[str, str]
+) -> None:
+    """Mixed-script questions glue city, district and year to the name: nothing is guessed."""
+    assert names(corpus_index, question) == [expected]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "南京江宁区Greenland Lixang City2021年1月的均价是多少？",  # misspelt
+        "WuhanEast Lake High-tech ZoneWan He Guangu2021年1月的均价是多少？",  # misspelt
+        "ShanghaiPudong New AreaWan He Guanggu2021年1月的均价是多少？",  # not its places
+    ],
+)
+def test_a_glued_name_is_still_asked_back_when_misspelt_or_elsewhere(
+    corpus_index: EntityIndex, question: str
+) -> None:
+    with pytest.raises(UnknownEntityError, match="did you mean"):
+        corpus_index.link(question)
+
+
 def test_chinese_names_link(corpus_index: EntityIndex, corpus_entries) -> None:
     entry = next(e for e in corpus_entries if e.name == "Vanke Zuoan")
     linked = corpus_index.link(f"{entry.aliases[0]}下个月的价格是多少?")

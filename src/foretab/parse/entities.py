@@ -545,6 +545,27 @@ class EntityIndex:
             for word in words
         )
 
+    def _glued_to_own_places(self, original: str, pid: int) -> bool:
+        """The exact name with its own city, district and a date glued on: no misspelling.
+
+        Mixed-script questions glue them to the name ("ShanghaiHuangpu DistrictBund
+        Garden2021年1月", "上海黄浦区Bund Garden2021年"); no letter of the name is guessed.
+        """
+        entry = self.entries[pid]
+        text, name = _loose(original), _loose(entry.name)
+        if len(name) < 3 or name not in text:
+            return False
+        own = {
+            *_place_keys(entry.outer, entry.outer_aliases),
+            *_place_keys(entry.inner, entry.inner_aliases),
+            *entry.outer_aliases,
+            *entry.inner_aliases,
+        }
+        rest = text.replace(name, " ", 1)
+        for word in sorted({_loose(w) for w in own} - {""}, key=len, reverse=True):
+            rest = rest.replace(word, " ")
+        return re.fullmatch(r"[\s0-9年月日]*", rest) is not None
+
     def _misspelt_place_error(self, text: str) -> UnknownEntityError:
         hit = process.extractOne(normalize(text), self._place_names, scorer=fuzz.ratio)
         close = f"; did you mean {hit[0].title()}?" if hit is not None else ""
@@ -726,7 +747,9 @@ class EntityIndex:
                     f"'{original}' could be {', '.join(options)}; use the full {self.noun} name",
                     suggestions=options,
                 )
-            if not spelt_within(original, self.refs[best].name):
+            if not spelt_within(original, self.refs[best].name) and not self._glued_to_own_places(
+                original, best
+            ):
                 # A misspelling ("Lixang" for Lixiang) is a guess at another name: asked
                 # back, never answered (docs/design.md §2); a part of the name links.
                 where = self._where(outer_names, places)
