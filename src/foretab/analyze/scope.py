@@ -97,12 +97,12 @@ def analyze_scope(
             value = outcome.value
             assert value is not None
             answer.append([value])
-            parts.append(f"{where}: {value:,.2f}")
+            parts.append(f"{where}: {_shown(query, value)}")
             continue
         if query.op is ScopeOp.EACH:
             rows = [[ref.display_name(plan.language), value] for ref, value in outcome.picked]
             answer.extend(rows)
-            listed = ("、" if zh else ", ").join(f"{name} {value:,.2f}" for name, value in rows)
+            listed = ("、" if zh else ", ").join(f"{name} {_shown(query, v)}" for name, v in rows)
             parts.append(f"{where}: {listed}")
             continue
         names = [ref.display_name(plan.language) for ref, _ in outcome.picked]
@@ -204,3 +204,9 @@ def _what(plan: Plan) -> str:
         ScopeOp.EACH: f"The {words.metric_name(query.metric)} of every {words.entity}",
         ScopeOp.WEIGHTED: f"The mean {value} of the {many} weighted by their {summed}",
     }[query.op]
+
+
+def _shown(query: ScopeQuery, value: float) -> str:
+    """A value as the answer's text says it: units sold as whole numbers (a forecast's too)."""
+    units = query.metric is Metric.UNITS and query.op is not ScopeOp.WEIGHTED
+    return f"{value:,.0f}" if units else f"{value:,.2f}"
