@@ -269,6 +269,8 @@ def test_train_and_corpus_commands(store: str, tmp_path: Path) -> None:
     result = runner.invoke(app, ["train", "--db", store, "--model", "drift"])
     assert result.exit_code == 0, result.output
     assert "trained drift at 2021-12 on 12 series" in result.output
+    # the units model is fitted beside the price model, and the line says so
+    assert "a units-sold model beside it" in " ".join(result.output.split())
     out, cells = tmp_path / "corpus.json", tmp_path / "cells.jsonl"
     result = runner.invoke(
         app,

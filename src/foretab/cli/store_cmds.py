@@ -107,7 +107,7 @@ def ingest(
     if train:
         from foretab.cli.training import train_with_bar, trained_line
 
-        Console().print(trained_line(train_with_bar(db, model, seed, console)))
+        Console().print(trained_line(train_with_bar(db, model, seed, console), db))
 
 
 def _corpus_schema(

@@ -33,11 +33,17 @@ def train_with_bar(
             return train_store_model(db, model, seed, progress, intervals=intervals)
 
 
-def trained_line(fitted: StoreModel) -> str:
-    """One line saying what was fitted, on what, how fast."""
+def trained_line(fitted: StoreModel, db: str) -> str:
+    """One line saying what was fitted, on what, how fast (and whether units are forecast)."""
+    from foretab.forecast.units_store import UNITS_ARTIFACT
+    from foretab.store import open_history
+
     months = f"{(fitted.reference_month + 1).iso}..{(fitted.reference_month + 12).iso}"
+    with open_history(db) as store:
+        units = store.load_artifact(UNITS_ARTIFACT) is not None
+    beside = "; a units-sold model beside it forecasts the same months" if units else ""
     return (
         f"trained {fitted.model} at {fitted.reference_month.iso} on {fitted.n_series} "
         f"series in {fitted.trained_seconds:.1f} s; saved with the store, it forecasts "
-        f"{months} from each question's last {fitted.lookback} months"
+        f"{months} from each question's last {fitted.lookback} months{beside}"
     )

@@ -232,4 +232,4 @@ def train_cmd(
     from foretab.cli.training import train_with_bar, trained_line
 
     fitted = train_with_bar(db, model, seed, console, intervals=intervals, cluster=cluster)
-    out.print(trained_line(fitted))
+    out.print(trained_line(fitted, db))
