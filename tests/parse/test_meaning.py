@@ -35,6 +35,15 @@ GL = "Greenland Lixiang City in Jiangning, Nanjing"
         # "the highest project" without 哪个 was answered with the district's mean
         ("2021年苏州虎丘区平均房价最高的项目", "最高"),
         ("苏州虎丘区2021年房价最低的楼盘", "最低"),
+        # a difference between two subjects was read as each one's change to next month
+        (f"How much cheaper is Poly Banhuyuan than {GL}?", "'how much cheaper'"),
+        ("南京江宁区绿地理想城比保利伴湖院贵多少？", "贵多少"),
+        # months counted, ordinals and a price's total were dropped
+        (f"In how many months of 2021 was the price of {GL} above 21000?", "'how many months'"),
+        ("南京江宁区绿地理想城2021年有几个月均价高于21000？", "几个月"),
+        (f"What was the second highest price of {GL} in 2021?", "'second'"),
+        ("Which is the third cheapest project in Huqiu, Suzhou?", "'third'"),
+        (f"What was the total price of {GL} in 2021?", "'total'"),
     ],
 )
 def test_a_dropped_span_is_refused_naming_it(
@@ -104,3 +113,21 @@ def test_a_chinese_count_reads_its_bounds_in_chinese(
     text = canonical(parse_question(question, corpus_index, R))
     assert bounds in text, text
     assert not any(word in text for word in ("above", "below", "between", "at least")), text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        f"What was the price of {GL} in the second quarter of 2021?",
+        f"What is the lowest price {GL} will reach in the second and third quarters of 2022, i.e. from April to September 2022?",
+        "南京江宁区绿地理想城2021年第二季度的均价是多少？",
+        f"What is the difference between the price of {GL} in December 2020 and December 2021?",
+        f"How much lower will the price of {GL} be next month?",
+        "What will the total units sold in Pudong, Shanghai be in 2022?",
+        f"How many units did {GL} sell in 2021?",
+    ],
+)
+def test_the_same_words_are_read_where_a_plan_carries_them(
+    corpus_index: EntityIndex, question: str
+) -> None:
+    parse_question(question, corpus_index, R)  # no refusal

@@ -250,7 +250,7 @@ async def test_concurrent_requests_never_share_an_engine(mini_duckdb) -> None:
                     in_use[id(engine)] = (me, depth + 1)
                     most[0] = max(most[0], len(in_use))
                 try:
-                    time.sleep(0.002)  # widen the window a race would need
+                    time.sleep(0.02)  # widen the window: a race, and side-by-side runs, show
                     return work(*args)
                 finally:
                     with lock:

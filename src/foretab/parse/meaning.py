@@ -55,6 +55,20 @@ _PERCENT_ZH = re.compile(r"百分|涨幅|跌幅|增幅|降幅|变化率|变动�
 _CHANGE_EN = re.compile(r"\bchange[sd]?\b")
 _CHANGE_ZH = re.compile(r"变化|变动")
 _NEVER = r"(?!)"
+_DIFFERENCE_EN = re.compile(
+    r"\bhow\s+much\s+(?:more|less|cheaper|pricier|dearer|higher|lower)\b|\bdifference\b"
+)
+_DIFFERENCE_ZH = re.compile(r"(?:贵|便宜|高|低)了?多少|相差|差多少|差距")
+_TOTAL_EN = re.compile(r"\btotal\b")
+_MONTH_COUNT_EN = re.compile(r"\b(?:how\s+many|number\s+of)\s+months\b")
+_MONTH_COUNT_ZH = re.compile(r"(?:几|多少)个月")
+# an ordinal pick ("the second highest"); "the second half", "the second and third
+# quarters" are time, read by the time rules
+_ORDINAL_EN = re.compile(
+    r"\b(?:second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|2nd|3rd|[4-9]th|10th)\b"
+    r"(?!\s+(?:and\s+\w+\s+)?(?:half|halves|quarters?)\b)"
+)
+_ORDINAL_ZH = re.compile(r"第[二三四五六七八九十2-9](?!个?季度|季|半年)")
 _AVERAGE_EN = re.compile(r"\b(?:average|avg|mean|on\s+average)\b")
 _AVERAGE_ZH = re.compile(r"平均|均值|月均")
 _HOW_MANY_EN = re.compile(PHRASES.count_en or _NEVER)
@@ -148,6 +162,36 @@ def _weighted(plan: Plan) -> bool:
     )
 
 
+def _subjects(plan: Plan) -> int:
+    """How many subjects the plan answers for: its entities, or its places as wholes."""
+    return len(plan.scopes) if plan.place is not None else len(plan.entities)
+
+
+def _difference(plan: Plan) -> bool:
+    """Whether "how much cheaper" / "difference" / 贵多少 is carried: one subject's change.
+
+    Between two subjects no plan carries a difference: "How much cheaper is B than A?" was
+    answered with each one's change from now to next month.
+    """
+    return _subjects(plan) <= 1 and _change(plan)
+
+
+def _units(plan: Plan) -> bool:
+    return (plan.scope.metric if plan.scope is not None else plan.metric) is Metric.UNITS
+
+
+def _total(plan: Plan) -> bool:
+    """Whether "total" is carried: units summed (a price has no total)."""
+    if plan.scope is not None and plan.scope.op is ScopeOp.TOTAL:
+        return True
+    return _units(plan) or plan.aggregate is Aggregate.SUM
+
+
+def _never(plan: Plan) -> bool:
+    """No plan carries it (ordinals, counting months): refused wherever it is read."""
+    return False
+
+
 def _averaged(plan: Plan) -> bool:
     """Whether "average" is carried: a price is an average itself; units sold are summed.
 
@@ -173,6 +217,10 @@ _RULES = (
     _Rule("more", _MORE_EN, _MORE_ZH, _ranked),
     _Rule("median", en.MEDIAN, zh.MEDIAN, lambda p: p.aggregate is Aggregate.MEDIAN),
     _Rule("average", _AVERAGE_EN, _AVERAGE_ZH, _averaged),
+    _Rule("difference", _DIFFERENCE_EN, _DIFFERENCE_ZH, _difference),
+    _Rule("total", _TOTAL_EN, None, _total),
+    _Rule("months counted", _MONTH_COUNT_EN, _MONTH_COUNT_ZH, _never),
+    _Rule("ordinal", _ORDINAL_EN, _ORDINAL_ZH, _never),
     _Rule("every", EVERY_ENTITY_EN, EVERY_ENTITY_ZH, _lists_entities),
     _Rule("weighted", WEIGHTED_EN, WEIGHTED_ZH, _weighted),
 )
