@@ -44,6 +44,11 @@ GL = "Greenland Lixiang City in Jiangning, Nanjing"
         (f"What was the second highest price of {GL} in 2021?", "'second'"),
         ("Which is the third cheapest project in Huqiu, Suzhou?", "'third'"),
         (f"What was the total price of {GL} in 2021?", "'total'"),
+        # a second time the time rules did not read was dropped
+        (f"What was the price of {GL} last year and this year?", "'this year'"),
+        ("南京江宁区绿地理想城去年和今年的均价是多少？", "今年"),
+        # a value no bound carries
+        (f"Will the price of {GL} be 20000 next month?", "'20000'"),
     ],
 )
 def test_a_dropped_span_is_refused_naming_it(
@@ -131,3 +136,10 @@ def test_the_same_words_are_read_where_a_plan_carries_them(
     corpus_index: EntityIndex, question: str
 ) -> None:
     parse_question(question, corpus_index, R)  # no refusal
+
+
+def test_a_fall_below_a_value_is_a_threshold_in_chinese(corpus_index: EntityIndex) -> None:
+    """明年会跌破20000吗 was answered as whether the price falls, the 20000 dropped."""
+    plan = parse_question("南京江宁区绿地理想城明年会跌破20000吗？", corpus_index, R)
+    assert plan.threshold is not None
+    assert (plan.threshold.above, plan.threshold.value) == (False, 20000.0)

@@ -86,7 +86,7 @@ _TOP_N_ZH = re.compile(
 )
 _RANGE_ZH = re.compile(PHRASES.range_zh)
 _THRESHOLD_ZH = re.compile(
-    r"(?P<dir>超过|高于|多于|大于|超出|突破|不低于|低于|少于|小于|不足|不到|不超过)\s*"
+    r"(?P<dir>超过|高于|多于|大于|超出|突破|涨破|站上|不低于|低于|少于|小于|不足|不到|不超过|跌破|跌穿)\s*"
     r"(?P<v>\d+(?:\.\d+)?)\s*(?P<w>万)?"
 )
 # "2万以上", "15000元以下": the bound before its direction word.
@@ -169,7 +169,19 @@ def threshold_of(text: str, zh: bool) -> Threshold | None:
         if not m:
             return None
         value = float(m.group("v")) * (10_000 if m.group("w") else 1)
-        above = ("超过", "高于", "多于", "大于", "超出", "突破", "不低于", "以上", "之上")
+        above = (
+            "超过",
+            "高于",
+            "多于",
+            "大于",
+            "超出",
+            "突破",
+            "涨破",
+            "站上",
+            "不低于",
+            "以上",
+            "之上",
+        )
         return Threshold(m.group("dir") in above, value)
     m = _THRESHOLD_EN.search(text)
     if not m:

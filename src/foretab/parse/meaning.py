@@ -69,6 +69,17 @@ _ORDINAL_EN = re.compile(
     r"(?!\s+(?:and\s+\w+\s+)?(?:half|halves|quarters?)\b)"
 )
 _ORDINAL_ZH = re.compile(r"第[二三四五六七八九十2-9](?!个?季度|季|半年)")
+# A value left in the cue words (names and the plan's time masked) that no bound carries:
+# "明年会跌破20000吗" was answered as whether the price falls, the 20000 dropped.
+_VALUE = re.compile(
+    r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])"
+    r"|(?<![\w.,])(?!20[1-3]\d(?!\d))\d{3,}(?:\.\d+)?(?![\d,])"  # not a year
+    r"|\d+(?:\.\d+)?\s*万"
+)
+# A second time the time rules did not read ("last year and this year": only last year
+# was answered); a change against it ("higher than last year") carries it.
+_TIME_LEFT_EN = re.compile(r"\b(?:this|last|next)\s+(?:year|month|quarter)\b")
+_TIME_LEFT_ZH = re.compile(r"今年|去年|明年|前年|后年|[上下这]个?月|本月")
 _AVERAGE_EN = re.compile(r"\b(?:average|avg|mean|on\s+average)\b")
 _AVERAGE_ZH = re.compile(r"平均|均值|月均")
 _HOW_MANY_EN = re.compile(PHRASES.count_en or _NEVER)
@@ -218,6 +229,8 @@ _RULES = (
     _Rule("median", en.MEDIAN, zh.MEDIAN, lambda p: p.aggregate is Aggregate.MEDIAN),
     _Rule("average", _AVERAGE_EN, _AVERAGE_ZH, _averaged),
     _Rule("difference", _DIFFERENCE_EN, _DIFFERENCE_ZH, _difference),
+    _Rule("time", _TIME_LEFT_EN, _TIME_LEFT_ZH, lambda p: _change(p)),
+    _Rule("value", _VALUE, _VALUE, lambda p: _bounded(p)),
     _Rule("total", _TOTAL_EN, None, _total),
     _Rule("months counted", _MONTH_COUNT_EN, _MONTH_COUNT_ZH, _never),
     _Rule("ordinal", _ORDINAL_EN, _ORDINAL_ZH, _never),
