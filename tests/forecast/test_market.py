@@ -149,3 +149,55 @@ def test_the_remembered_forecast_is_only_reused_for_the_same_series() -> None:
     q = model.predict_quantiles(a, 12, (0.5,), places[:2])
     fresh = LightGBMForecaster(0, market=True, **SMALL).fit(values, places=places)
     np.testing.assert_allclose(q, fresh.predict_quantiles(a, 12, (0.5,), places[:2]))
+
+
+def _market_reference(
+    market: Market, member: np.ndarray, end: np.ndarray, level: np.ndarray, horizon: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The market features one level, span and window at a time."""
+    from foretab.forecast.features import row_nanmedian
+    from foretab.forecast.market import LEVEL_SPAN, LEVELS, TREND_SPANS
+
+    t = market.months
+    change = np.nan_to_num(market.change)
+    cols, seasonal = [], np.full((len(end), horizon, len(LEVELS)), np.nan)
+    for li, name in enumerate(LEVELS):
+        for span in TREND_SPANS:
+            col = np.full(len(end), np.nan)
+            for w, (g, e) in enumerate(zip(member[:, li], end, strict=True)):
+                if g < 0 or not 0 <= e < t:
+                    continue
+                first = max(e - span + 1, 0)
+                if np.isfinite(market.change[g, first : e + 1]).sum() >= max(1, span // 2):
+                    sums = np.concatenate([[0.0], np.cumsum(change[g])])
+                    col[w] = sums[e + 1] - sums[first]
+            cols.append(col)
+        if name != "all":
+            block = np.full((len(end), LEVEL_SPAN), np.nan)
+            for w, (g, e) in enumerate(zip(member[:, li], end, strict=True)):
+                for k in range(LEVEL_SPAN):
+                    if g >= 0 and 0 <= e < t and e - k >= 0:
+                        block[w, k] = market.level[g, e - k]
+            cols.append(np.log(level) - row_nanmedian(block))
+        for w, (g, e) in enumerate(zip(member[:, li], end, strict=True)):
+            if g >= 0 and 0 <= e < t:
+                ahead = [market.season[g, e, (e + h) % 12] for h in range(1, horizon + 1)]
+                seasonal[w, :, li] = np.cumsum(np.nan_to_num(ahead))
+    return np.column_stack(cols), seasonal
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_market_features_equal_a_loop_over_levels_spans_and_windows(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    panel = _district_panel(n=60, t=30, seed=seed)
+    panel[rng.random(panel.shape) < 0.3] = np.nan
+    places = _places(60)
+    market = Market.build(panel, places)
+    member = market.members([*places[:5], None, ("nowhere", "none")], 7)
+    end = np.array([29, 0, 3, 15, -1, 30, 12])
+    level = rng.uniform(9_000, 60_000, 7)
+    static, seasonal, names = market_features(market, member, end, level, 12)
+    expected_static, expected_seasonal = _market_reference(market, member, end, level, 12)
+    assert len(names) == static.shape[1]
+    assert np.array_equal(static, expected_static, equal_nan=True)
+    assert np.array_equal(seasonal, expected_seasonal, equal_nan=True)

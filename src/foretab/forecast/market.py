@@ -126,9 +126,6 @@ def market_features(
     """
     m = len(end)
     t = market.months
-    cols: list[np.ndarray] = []
-    names: list[str] = []
-    seasonal = np.full((m, horizon, len(LEVELS)), np.nan)
     csum = np.concatenate(
         [np.zeros((len(market.keys), 1)), np.cumsum(np.nan_to_num(market.change), axis=1)], axis=1
     )
@@ -139,31 +136,35 @@ def market_features(
         ],
         axis=1,
     )
-    inside = (end >= 0) & (end < t)
+    # Every level and span in one step each (a question's one or two windows: numpy's
+    # per-call cost is what counts); the same values as a loop over them.
     e = np.clip(end, 0, t - 1)
-    season = market.season
+    ok = ((end >= 0) & (end < t))[:, None] & (member >= 0)  # [m, levels]
+    gs = np.where(ok, member, 0)
+    spans = np.asarray(TREND_SPANS)
+    start = np.clip(e[:, None] - spans[None, :] + 1, 0, None)[:, None, :]  # [m, 1, spans]
+    at_end = (e + 1)[:, None, None]
+    total = csum[gs[:, :, None], at_end] - csum[gs[:, :, None], start]
+    count = seen[gs[:, :, None], at_end] - seen[gs[:, :, None], start]
+    # Missing months count as no change; too few seen months: missing.
+    trend = np.where(ok[:, :, None] & (count >= np.maximum(1, spans // 2)), total, np.nan)
+    placed = [li for li, name in enumerate(LEVELS) if name != "all"]
+    cols_back = e[:, None] - np.arange(LEVEL_SPAN)[None, :]
+    block = market.level[gs[:, placed, None], np.clip(cols_back, 0, None)[:, None, :]]
+    block[(cols_back < 0)[:, None, :] | ~ok[:, placed, None]] = np.nan
     with np.errstate(invalid="ignore", divide="ignore"):
-        loglev = np.log(level)
-        for li, name in enumerate(LEVELS):
-            g = member[:, li]
-            ok = inside & (g >= 0)
-            gs = np.where(ok, g, 0)
-            for span in TREND_SPANS:
-                start = np.clip(e - span + 1, 0, None)
-                total = csum[gs, e + 1] - csum[gs, start]
-                count = seen[gs, e + 1] - seen[gs, start]
-                # Missing months count as no change; too few seen months: missing.
-                val = np.where(ok & (count >= max(1, span // 2)), total, np.nan)
-                names.append(f"{name}_trend{span}")
-                cols.append(val)
-            if name != "all":
-                cols_back = e[:, None] - np.arange(LEVEL_SPAN)[None, :]
-                block = market.level[gs[:, None], np.clip(cols_back, 0, None)]
-                block[(cols_back < 0) | ~ok[:, None]] = np.nan
-                names.append(f"{name}_rel_level")
-                cols.append(loglev - row_nanmedian(block))
-            seasonal[:, :, li] = _seasonal_path(season, gs, e, horizon, ok)
-    return np.column_stack(cols), seasonal, names
+        medians = row_nanmedian(block.reshape(-1, LEVEL_SPAN)).reshape(m, len(placed))
+        rel_level = np.log(level)[:, None] - medians
+    cols: list[np.ndarray] = []
+    names: list[str] = []
+    for li, name in enumerate(LEVELS):
+        cols.append(trend[:, li])
+        names += [f"{name}_trend{span}" for span in TREND_SPANS]
+        if li in placed:
+            cols.append(rel_level[:, placed.index(li), None])
+            names.append(f"{name}_rel_level")
+    seasonal = _seasonal_paths(market.season, gs, e, horizon, ok)
+    return np.concatenate(cols, axis=1), seasonal, names
 
 
 def _season_tables(change: np.ndarray) -> np.ndarray:
@@ -189,12 +190,13 @@ def _season_tables(change: np.ndarray) -> np.ndarray:
     return out
 
 
-def _seasonal_path(
+def _seasonal_paths(
     season: np.ndarray, g: np.ndarray, e: np.ndarray, horizon: int, ok: np.ndarray
 ) -> np.ndarray:
-    """``[m, horizon]``: cumulative seasonal effect over months e+1..e+h (NaN as 0)."""
-    table = season[g, e]  # [m, 12]
+    """``[m, horizon, levels]``: cumulative seasonal effect over months e+1..e+h (NaN as 0)."""
+    table = season[g, e[:, None]]  # [m, levels, 12]
     ahead = (e[:, None] + np.arange(1, horizon + 1)[None, :]) % 12
-    out = np.cumsum(np.nan_to_num(np.take_along_axis(table, ahead, axis=1)), axis=1)
+    picked = np.take_along_axis(table, ahead[:, None, :], axis=2)
+    out = np.cumsum(np.nan_to_num(picked), axis=2)
     out[~ok] = np.nan
-    return out
+    return np.ascontiguousarray(out.transpose(0, 2, 1))

@@ -11,6 +11,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
+
+from foretab.parse.needed import Words, may_match, needed_words
 
 
 class Pass(StrEnum):
@@ -73,10 +76,21 @@ class Claims:
 def claim_matches(
     patterns: Iterable[tuple[re.Pattern[str], str]], text: str, by: Pass
 ) -> tuple[Span, ...]:
-    """A span for every match of every ``(pattern, what)`` in ``text`` (a masked question)."""
+    """A span for every match of every ``(pattern, what)`` in ``text`` (a masked question).
+
+    A pattern whose needed words (``parse.needed``) are all absent is not scanned: the
+    measure and cue passes hold hundreds of patterns, and most of them cannot match.
+    """
+    folded = text.casefold()
     return tuple(
         Span(m.start(), m.end(), by, what)
         for pattern, what in patterns
+        if may_match(_needed(pattern), folded)
         for m in pattern.finditer(text)
         if m.end() > m.start()
     )
+
+
+@lru_cache(maxsize=4096)
+def _needed(pattern: re.Pattern[str]) -> Words | None:
+    return needed_words(pattern.pattern, pattern.flags)
