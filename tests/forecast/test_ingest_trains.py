@@ -73,3 +73,29 @@ def test_a_reference_month_outside_the_data_is_refused(csv: Path, tmp_path: Path
     assert result.exit_code == 2
     assert "outside the data's range 2020-01..2022-12" in result.output
     assert not db.exists()
+
+
+def test_a_history_too_short_to_train_on_is_stored_and_said_so(csv: Path, tmp_path: Path) -> None:
+    # Two months gave a numpy traceback from the feature builder, after the store was written.
+    frame = _frame()
+    short = tmp_path / "short.csv"
+    frame[frame["month"].isin(["2021-11", "2021-12"])].to_csv(short, index=False)
+    db = str(tmp_path / "c.duckdb")
+    result = _ingest(str(short), "--db", db, "--reference-month", "2021-12")
+    assert result.exit_code == 0, result.output
+    assert "not trained" in result.output
+    assert "2 month(s) up to the reference month (2021-11..2021-12)" in result.output
+    retrained = CliRunner().invoke(app, ["train", "--db", db])
+    assert retrained.exit_code == 2
+    assert "training needs at least 7" in retrained.output
+    asked = CliRunner().invoke(
+        app,
+        [
+            "ask",
+            QUESTION.replace("will", "was").replace(" be next month", " last month"),
+            "--db",
+            db,
+            "--json",
+        ],
+    )
+    assert asked.exit_code == 0, asked.output

@@ -106,8 +106,16 @@ def ingest(
     print_summary(summary, Console())
     if train:
         from foretab.cli.training import train_with_bar, trained_line
+        from foretab.forecast.store import HistoryTooShortError
 
-        Console().print(trained_line(train_with_bar(db, model, seed, console), db))
+        try:
+            fitted = train_with_bar(db, model, seed, console)
+        except HistoryTooShortError as exc:  # the store is written and answers the past
+            from foretab.cli.safe_text import clean
+
+            console.print(f"[yellow]not trained:[/yellow] {clean(exc.message)}", markup=True)
+            return
+        Console().print(trained_line(fitted, db))
 
 
 def _corpus_schema(

@@ -125,7 +125,7 @@ def window_features(history: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[s
     has = idx >= 0
     vals = np.where(has, np.take_along_axis(rel, np.maximum(idx, 0), axis=1), np.nan)
     gap = np.where(has, (length - 1 - idx).astype(float), np.nan)
-    cols.append(np.stack([vals, gap], axis=2).reshape(n, -1))
+    cols.append(np.stack([vals, gap], axis=2).reshape(n, 2 * idx.shape[1]))
     # Least-squares slope of log price per month over the observed months.
     t = np.arange(length, dtype=float)[None, :]
     w = observed.astype(float)

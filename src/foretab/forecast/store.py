@@ -379,6 +379,30 @@ def store_reference(store: HistoryStore) -> Month:
     return ref
 
 
+# The default forecaster cuts its first window at column 5 and needs a later month to
+# learn from (``forecast.windows.cut_windows``): fewer months leave no training row.
+MIN_TRAINING_MONTHS = 7
+
+
+class HistoryTooShortError(ForecastError):
+    """The store holds too few months to fit a forecaster on (the store itself is fine)."""
+
+
+def require_training_history(panel: StorePanel) -> None:
+    """Refuse, naming the months there are, a history too short to fit a forecaster on."""
+    months = panel.months
+    if len(months) >= MIN_TRAINING_MONTHS:
+        return
+    held = f"{months[0].iso}..{months[-1].iso}" if months else "none"
+    raise HistoryTooShortError(
+        f"the store's history is too short to fit a forecaster: {len(months)} month(s) "
+        f"up to the reference month ({held}); training needs at least "
+        f"{MIN_TRAINING_MONTHS}. The store answers questions about those months; "
+        "questions about the future are refused until a model is trained. Ingest a "
+        "longer history, then run `foretab train --db DB`."
+    )
+
+
 def train_store_model(
     db: str,
     model: str | None = None,
@@ -397,6 +421,7 @@ def train_store_model(
         ref = store_reference(store)
         progress("reading the history store", 0, 0)
         panel = panel_arrays(store.panel(), ref)
+        require_training_history(panel)
         fitted = fit_store_model(panel, ref, model, seed, progress, intervals=intervals)
         progress("saving the model with the store", 0, 0)
         store.save_artifact(ARTIFACT_NAME, fitted.to_bytes())
