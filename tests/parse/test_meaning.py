@@ -49,6 +49,10 @@ GL = "Greenland Lixiang City in Jiangning, Nanjing"
         ("南京江宁区绿地理想城去年和今年的均价是多少？", "今年"),
         # a value no bound carries
         (f"Will the price of {GL} be 20000 next month?", "'20000'"),
+        # a length of time or a calendar edge no time rule read: answered as "now"
+        (f"What will the price of {GL} be after six months?", "'six months'"),
+        (f"What will the price of {GL} be by year end?", "'year end'"),
+        ("南京江宁区绿地理想城过两周均价多少？", "两周"),
     ],
 )
 def test_a_dropped_span_is_refused_naming_it(
@@ -143,3 +147,15 @@ def test_a_fall_below_a_value_is_a_threshold_in_chinese(corpus_index: EntityInde
     plan = parse_question("南京江宁区绿地理想城明年会跌破20000吗？", corpus_index, R)
     assert plan.threshold is not None
     assert (plan.threshold.above, plan.threshold.value) == (False, 20000.0)
+
+
+def test_the_months_named_counted_back_are_not_a_length_of_time(
+    corpus_index: EntityIndex,
+) -> None:
+    # "these two months" names the months listed, not a span after now (RETQA val 1598)
+    plan = parse_question(
+        "请问广州市白云区的华润置地·广州润府小区，在2021年11月与2022年10月这两个月的成交均价分别是多少？",
+        corpus_index,
+        R,
+    )
+    assert plan.window.only == (Month(2021, 11), Month(2022, 10))

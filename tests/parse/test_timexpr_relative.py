@@ -17,6 +17,10 @@ R = Month(2021, 12)
         ("the price in 6 months' time", R + 6, R + 6),
         ("the price in six months time", R + 6, R + 6),
         ("a year from now", R + 12, R + 12),
+        # "a year ago" inside "half a year ago" was read as R - 12
+        ("the price half a year ago", R - 6, R - 6),
+        ("What will it cost in half a year?", R + 6, R + 6),
+        ("half a year from now", R + 6, R + 6),
         ("two months later", R + 2, R + 2),
         ("What is the current average price of X?", R, R),
         ("What is the latest price of X?", R, R),

@@ -80,6 +80,17 @@ _VALUE = re.compile(
 # was answered); a change against it ("higher than last year") carries it.
 _TIME_LEFT_EN = re.compile(r"\b(?:this|last|next)\s+(?:year|month|quarter)\b")
 _TIME_LEFT_ZH = re.compile(r"今年|去年|明年|前年|后年|[上下这]个?月|本月")
+# A length of time or a calendar edge no time rule read ("after six months", "by year
+# end", 年底): the plan fell back to "now" or to another window, so it is refused.
+_SPAN_LEFT_EN = re.compile(
+    r"(?<!these )(?<!those )(?<!both )(?<!the )"  # "these two months": the months named
+    r"\b(?:(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d{1,2}|a|half\s+a"
+    r"|a\s+few|few|several|couple\s+of|a\s+couple\s+of)\s+(?:months?|years?|quarters?|weeks?|days?)"
+    r"|year[\s-]+end|end\s+of\s+(?:the\s+)?year|mid[\s-]*year|half[\s-]+year)\b"
+)
+_SPAN_LEFT_ZH = re.compile(
+    r"年底|年末|年中|月底|月末|季度末|(?<![\d〇零一二三四五六七八九十这那此])[一二三四五六七八九十两\d]{1,2}\s*(?:个月|个季度|周|天)"
+)
 _AVERAGE_EN = re.compile(r"\b(?:average|avg|mean|on\s+average)\b")
 _AVERAGE_ZH = re.compile(r"平均|均值|月均")
 _HOW_MANY_EN = re.compile(PHRASES.count_en or _NEVER)
@@ -231,6 +242,7 @@ _RULES = (
     _Rule("difference", _DIFFERENCE_EN, _DIFFERENCE_ZH, _difference),
     _Rule("time", _TIME_LEFT_EN, _TIME_LEFT_ZH, lambda p: _change(p)),
     _Rule("value", _VALUE, _VALUE, lambda p: _bounded(p)),
+    _Rule("length of time", _SPAN_LEFT_EN, _SPAN_LEFT_ZH, _never),
     _Rule("total", _TOTAL_EN, None, _total),
     _Rule("months counted", _MONTH_COUNT_EN, _MONTH_COUNT_ZH, _never),
     _Rule("ordinal", _ORDINAL_EN, _ORDINAL_ZH, _never),

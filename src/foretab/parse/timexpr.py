@@ -313,6 +313,17 @@ _RULES: tuple[_Rule, ...] = (
         _months_from_now,
         pre=False,
     ),
+    # "in half a year", "half a year from now", "half a year ago": R+6 / R-6 (without these,
+    # "a year ago" inside "half a year ago" was read as R-12).
+    _rule(
+        r"(?:in\s+)?(?:half\s+a|a\s+half)[\s-]+year(?:\s+(?:from\s+now|from\s+today|later"
+        r"|ahead|hence)|'?s?\s+time)",
+        _fixed(6, 6),
+    ),
+    _rule(
+        r"in\s+(?:half\s+a|a\s+half)[\s-]+year(?!\s+(?:of|from|to|and)\b)", _fixed(6, 6), pre=False
+    ),
+    _rule(r"(?:half\s+a|a\s+half)[\s-]+year\s+(?:ago|back|earlier)", _fixed(-6, -6)),
     # "three months ago", "a year ago": one past month, R-N.
     _rule(rf"(?P<n>{_NUM}|a|one)\s+(?P<unit>months?|years?)\s+(?:ago|back|earlier)", _months_ago),
     _rule(rf"{_NEXT}\s+(?P<n>{_NUM})\s+months?", _next_n_months),
