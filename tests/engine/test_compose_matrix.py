@@ -3,7 +3,7 @@
 Every cell is asked in English and Chinese on the real corpus (R = 2021-12, future months
 on the oracle: exact values) and its gold is computed here with pandas from the CSV —
 never by the engine. Subjects: a project, a district, a city, two of each, every
-district of a city; measures: price, units sold; operations: value, sum, change, percent
+district of a city, every city; measures: price, units sold; operations: value, sum, change, percent
 change, YoY, MoM, each month, which month, compare, rank, count above a threshold,
 direction, a window's median, the units-weighted price, every project of a district; times: one past month, a past window, two months, next month. A cell the
 engine does not compose is listed in ``REFUSED`` with the word its refusal must name.
@@ -141,6 +141,21 @@ def cells(csv: str) -> list[tuple[str, str, list, bool]]:
     nxt = p.district_means(nj, "2022-01")
     add("city×price×rank districts×next month", "Which district of Nanjing will be the most expensive next month?",
         "下个月南京哪个区房价最高？", [[max(nxt, key=nxt.get)]], [[zh_d[max(nxt, key=nxt.get)]]])  # fmt: skip
+    # -- every city (no place named) --------------------------------------------------
+    zh_c = dict(zip(c.df.city, c.df.city_zh, strict=False))
+    cm = {city: p.mean(city, None, "2021-12") for city in sorted(set(c.df.city))}
+    top = max(cm, key=cm.get)
+    add("cities×price×rank×month", "Which city had the highest average price in December 2021?",
+        "2021年12月哪个城市均价最高？", [[top]], [[zh_c[top]]])  # fmt: skip
+    low3 = sorted(cm, key=cm.get)[:3]
+    add("cities×price×bottom 3×month", "What were the three cheapest cities in December 2021?",
+        "2021年12月均价最低的三个城市", [[x] for x in low3], [[zh_c[x]] for x in low3])  # fmt: skip
+    add("cities×price×every×month", "List the average price of every city in December 2021.",
+        "2021年12月各城市的均价", [[x, v] for x, v in cm.items()], [[zh_c[x], v] for x, v in cm.items()],
+        ordered=False)  # fmt: skip
+    cu = {city: p.units(city, None, "2021-01", "2021-12") for city in cm}
+    add("cities×units×rank×year", "Which city sold the most units in 2021?",
+        "2021年哪个城市卖得最多？", [[max(cu, key=cu.get)]], [[zh_c[max(cu, key=cu.get)]]])  # fmt: skip
     return out
 
 

@@ -147,7 +147,7 @@ def analyze_place(plan: Plan, history: Mapping, future: Mapping) -> Analysis:
             # most: none falls); a falling place is never listed as rising
             picked = [(s, v) for s, v in picked if (v > 0 if high else v < 0)]
         answer = [[names[s]] for s, _ in picked] or [["None"]]
-        parts = [f"{names[s]} {v:,.2f}" for s, v in ranked]
+        parts = [f"{names[s]} {_shown(plan, v)}" for s, v in ranked]
     else:
         for scope in plan.scopes:
             s, name = series[scope], names[scope]
@@ -155,44 +155,56 @@ def analyze_place(plan: Plan, history: Mapping, future: Mapping) -> Analysis:
                 for month, value in _window(plan, scope, s):
                     row: list[Cell] = [month.label, value]
                     answer.append([name, *row] if several else row)
-                    parts.append(f"{name} {month.label} {value:,.2f}")
+                    parts.append(f"{name} {month.label} {_shown(plan, value)}")
             elif op is PlaceOp.VALUE or op is PlaceOp.EVERY:
                 value = _reduce(plan, _window(plan, scope, s))
                 answer.append([name, value] if (query.named or several) else [value])
-                parts.append(f"{name} {value:,.2f}")
+                parts.append(f"{name} {_shown(plan, value)}")
             elif op is PlaceOp.CHANGE:
                 base, end = _change(plan, scope, s)
                 value = _amount(query, base, end)
                 answer.append([name, value] if several else [value])
                 unit = "%" if query.change is ChangeMeasure.RELATIVE else ""
-                parts.append(f"{name} {value:+,.2f}{unit} ({base:,.2f} → {end:,.2f})")
+                parts.append(
+                    f"{name} {_shown(plan, value, unit)} ({_shown(plan, base)} → {_shown(plan, end)})"
+                )
             elif op is PlaceOp.DIRECTION:
                 base, end = _change(plan, scope, s)
                 word = _direction(base, end)
                 answer.append([name, word] if several else [word])
                 if lang is Language.ZH:
                     said = {"Increase": "上涨", "Decrease": "下跌"}.get(word, "持平")
-                    parts.append(f"{name}{said}（现在 {base:,.2f} → {end:,.2f}）")
+                    parts.append(f"{name}{said}（现在 {_shown(plan, base)} → {_shown(plan, end)}）")
                 else:
-                    parts.append(f"{name} {word.lower()} ({base:,.2f} now → {end:,.2f})")
+                    parts.append(
+                        f"{name} {word.lower()} ({_shown(plan, base)} now → {_shown(plan, end)})"
+                    )
             elif op is PlaceOp.WHICH_MONTH:
                 values = _window(plan, scope, s)
                 pick = max if query.extreme is Extreme.HIGHEST else min
                 month, value = pick(values, key=lambda item: item[1])
                 answer.append([month.label])
-                parts.append(f"{name} {month.label} {value:,.2f}")
+                parts.append(f"{name} {month.label} {_shown(plan, value)}")
             elif op is PlaceOp.THRESHOLD:
                 t = query.threshold
                 assert t is not None
                 value = _reduce(plan, _window(plan, scope, s))
                 yes = value > t.value if t.above else value < t.value
                 answer.append(["Yes" if yes else "No"])
-                parts.append(f"{name} {value:,.2f}")
+                parts.append(f"{name} {_shown(plan, value)}")
             else:  # COUNT: the place's projects whose window value lies in the range
                 n = _count(plan, query, scope, history, future)
                 answer.append([name, float(n)] if several else [float(n)])
                 parts.append(f"{name} {n}")
     return Analysis(answer, _text(plan, parts))
+
+
+def _shown(plan: Plan, value: float, unit: str | None = None) -> str:
+    """A value as the text says it: units sold as whole numbers; ``unit``: a signed change."""
+    if unit == "%":
+        return f"{value:+,.2f}%"
+    decimals = 0 if plan.metric is Metric.UNITS else 2
+    return f"{value:+,.{decimals}f}" if unit is not None else f"{value:,.{decimals}f}"
 
 
 def _count(

@@ -80,8 +80,9 @@ def _place(plan: Plan) -> str:
     if op is PlaceOp.VALUE:
         each = " each month" if query.each else ""
         return f"{what} of {_list(places)}{each} {when}"
+    level, many, of_outer = _ranked_level(plan)
     if op is PlaceOp.EVERY:
-        return f"{what} of every {_inner(plan)} of {plan.scopes[0].outer} {when}"
+        return f"{what} of every {level}{of_outer} {when}"
     if op is PlaceOp.CHANGE:
         if plan.is_past:
             return f"the {relative}change of {what} of {_list(places)} {_from_to(plan)}"
@@ -96,19 +97,17 @@ def _place(plan: Plan) -> str:
             return f"which of {_list(places, 'or')} {move} most ({relative or 'absolute '}change of {what}) {span}"
         return f"which of {_list(places, 'or')} has the {direction} {what[4:]} {when}"
     if op is PlaceOp.RANK:
-        outer = plan.scopes[0].outer
         if query.n == 1:
-            return f"the {_inner(plan)} of {outer} with the {direction} {what[4:]} {when}"
+            return f"the {level}{of_outer} with the {direction} {what[4:]} {when}"
         top = "top" if query.extreme is Extreme.HIGHEST else "bottom"
-        many = plan.wording.groups_plural[0] if plan.wording.groups_plural else "groups"
         if query.change is not None:
             move = "rise" if query.extreme is Extreme.HIGHEST else "fall"
             span = _from_to(plan) if plan.is_past else f"{when} compared with now"
             return (
-                f"the {query.n} {many} of {outer} whose {what[4:]} {move}s most "
+                f"the {query.n} {many}{of_outer} whose {what[4:]} {move}s most "
                 f"({relative or 'absolute '}change) {span}"
             )
-        return f"the {top} {query.n} {many} of {outer} by {what[4:]} {when}"
+        return f"the {top} {query.n} {many}{of_outer} by {what[4:]} {when}"
     if op is PlaceOp.WHICH_MONTH:
         return f"the month {when} in which {what} of {places[0]} is {direction}"
     if op is PlaceOp.THRESHOLD:
@@ -124,9 +123,17 @@ def _place(plan: Plan) -> str:
     )
 
 
-def _inner(plan: Plan) -> str:
-    """The inner level's name ("district" in the real-estate schema)."""
-    return plan.wording.groups[0] if plan.wording.groups else "group"
+def every_outer(plan: Plan) -> bool:
+    """The subject is every outer group ("which city is the most expensive?")."""
+    return len(plan.scopes) > 1 and all(scope.inner is None for scope in plan.scopes)
+
+
+def _ranked_level(plan: Plan) -> tuple[str, str, str]:
+    """The level a ranking or "every" runs over: its name, plural, and " of C" (inner only)."""
+    names, plurals = plan.wording.groups or ("group",), plan.wording.groups_plural or ("groups",)
+    if every_outer(plan) and len(names) > 1:
+        return names[1], plurals[1] if len(plurals) > 1 else f"{names[1]}s", ""
+    return names[0], plurals[0], f" of {plan.scopes[0].outer}"
 
 
 def _bounds(query: object, zh: bool = False) -> str:
@@ -162,8 +169,10 @@ def _place_zh(plan: Plan) -> str:
     op = query.op
     if op is PlaceOp.VALUE:
         return f"{places}{when}{'每个月' if query.each else ''}的{what}"
+    # the real-estate levels' words, as the cue patterns read them
+    level, of_outer = ("城市", "") if every_outer(plan) else ("区", plan.scopes[0].outer)
     if op is PlaceOp.EVERY:
-        return f"{plan.scopes[0].outer}各区{when}的{what}"
+        return f"{of_outer}各{level}{when}的{what}"
     if op is PlaceOp.CHANGE:
         return f"{places}{when}{what}的{relative}"
     if op is PlaceOp.DIRECTION:
@@ -175,10 +184,10 @@ def _place_zh(plan: Plan) -> str:
     if op is PlaceOp.RANK:
         if query.change is not None:
             most = "涨幅" if query.extreme is Extreme.HIGHEST else "跌幅"
-            return f"{plan.scopes[0].outer}{when}{what}{most}最大的{query.n}个区"
+            return f"{of_outer}{when}{what}{most}最大的{query.n}个{level}"
         if query.n == 1:
-            return f"{when}{what}{word}的区"
-        return f"{when}{what}{word}的{query.n}个区"
+            return f"{when}{what}{word}的{level}"
+        return f"{when}{what}{word}的{query.n}个{level}"
     if op is PlaceOp.WHICH_MONTH:
         return f"{places}{when}{what}{word}的月份"
     if op is PlaceOp.THRESHOLD:

@@ -170,6 +170,15 @@ class Phrasing(_Frozen):
     inner_word_zh: str = ""
     every_inner_en: str = ""
     every_inner_zh: str = ""
+    # the outer level ranked with no place named ("which city is the most expensive?"):
+    # every outer group is the subject
+    outer_rank_en: str = ""
+    outer_rank_zh: str = ""
+    outer_noun_en: str = ""  # the outer level's noun alone ("city|cities")
+    every_outer_en: str = ""
+    every_outer_zh: str = ""
+    n_outer_en: str = ""
+    n_outer_zh: str = ""
     every_entity_en: str = ""  # "every project of D": each entity with its value
     every_entity_zh: str = ""
     weighted_en: str = ""  # "units-weighted", "weighted by units sold": the summed measure weighs

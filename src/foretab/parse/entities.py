@@ -359,12 +359,14 @@ class EntityIndex:
         ignore: Sequence[tuple[int, int]] = (),
         *,
         allow_no_entity: bool = False,
+        every_outer: bool = False,
         read: Question | None = None,
     ) -> Linked:
         """Turn exact mentions plus fuzzy leftovers into projects, in question order.
 
-        ``allow_no_project``: a question about a district or city as a whole names no
-        project; return the places instead of refusing.
+        ``allow_no_entity``: a question about a district or city as a whole names no
+        project; return the places instead of refusing. ``every_outer``: the question ranks
+        the outer level ("which city"); with no name in it, every outer group is its subject.
         """
         has_other_entity = sum(1 for m in mentions if m.kind is MentionKind.ENTITY) > 1
         entity_mentions: list[Mention] = []
@@ -458,6 +460,8 @@ class EntityIndex:
             # Beside a project named exactly, a misspelt place only qualifies it; as the
             # subject it would be dropped and the question answered for another place.
             raise self._misspelt_place_error(misspelt_places[0])
+        if not resolved and allow_no_entity and every_outer and not (outer_names or place_set):
+            outer_names = list(self.outers)  # "which city is the most expensive?": all of them
         if not resolved and allow_no_entity and (outer_names or place_set):
             # A question about a place as a whole names no project; words left over that
             # are not question vocabulary may be a project the store does not know

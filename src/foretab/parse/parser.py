@@ -279,12 +279,19 @@ def _scope_plan(
 ) -> Plan:
     words = index.wording
     scopes = _scopes(index, mentions, linked)
-    children = _children(index, scopes)
+    # "which city is the most expensive?": no place named, every city the subject (the
+    # linker's every_outer); its children are the cities, as a city's are its districts.
+    every_outer = bool(linked.outers) and not any(
+        m.kind in (MentionKind.OUTER, MentionKind.INNER) for m in mentions
+    )
+    children = scopes if every_outer else _children(index, scopes)
     query = scope_query_of(text, is_zh, metric)
     reading = (
         None  # "every project of D" lists D's projects; weighted prices pool their months
         if query.op in (ScopeOp.EACH, ScopeOp.WEIGHTED)
-        else place_query_of(text, is_zh, window, reference, metric, scopes, children)
+        else place_query_of(
+            text, is_zh, window, reference, metric, scopes, children, every_outer=every_outer
+        )
     )
     if reading is not None:
         return _place_plan(question, index, reference, reading, metric, is_zh)

@@ -109,14 +109,30 @@ def zh_year_digits(text: str) -> str:
     return _ZH_YEAR.sub(lambda m: m.group().translate(_ZH_DIGITS), text)
 
 
+# "which city", "哪个城市": the outer level ranked, every outer group the subject when
+# no place is named.
+OUTER_RANK_EN = re.compile(PHRASES.outer_rank_en or r"(?!)")
+OUTER_RANK_ZH = re.compile(PHRASES.outer_rank_zh or r"(?!)")
+_OUTER_NOUN_EN = re.compile(
+    rf"(?:\b\d+\s+)?\b(?:{PHRASES.outer_noun_en or '(?!)'})\b", re.IGNORECASE
+)
+
+
 def link_pass(timed: Timed, index: EntityIndex) -> Resolved:
     """Resolve the names (fuzzy leftovers, places), the time expression masked out."""
     found = timed.found
+    text = found.question.text
+    ignore = [timed.span] if timed.span else []
+    every_outer = bool((OUTER_RANK_ZH if found.question.zh else OUTER_RANK_EN).search(text.lower()))
+    if every_outer and not found.mentions:
+        # "the 3 cities with ...": the level's word (and its count) is no project's name
+        ignore += [m.span() for m in _OUTER_NOUN_EN.finditer(text)]
     linked = index.resolve(
-        found.question.text,
+        text,
         found.mentions,
-        ignore=[timed.span] if timed.span else [],
+        ignore=ignore,
         allow_no_entity=True,
+        every_outer=every_outer,
         read=found.question,
     )
     spans = (Span(start, end, Pass.ENTITY, "name") for start, end in linked.spans)

@@ -38,6 +38,11 @@ EVERY_EN = re.compile(PHRASES.every_inner_en or _NEVER)
 EVERY_ZH = re.compile(PHRASES.every_inner_zh or _NEVER)
 N_INNER_EN = re.compile(PHRASES.n_inner_en or _NEVER)
 N_INNER_ZH = re.compile(PHRASES.n_inner_zh or _NEVER)
+# the same of the outer level, for "which city" (every outer group the subject)
+EVERY_OUTER_EN = re.compile(PHRASES.every_outer_en or _NEVER)
+EVERY_OUTER_ZH = re.compile(PHRASES.every_outer_zh or _NEVER)
+N_OUTER_EN = re.compile(PHRASES.n_outer_en or _NEVER)
+N_OUTER_ZH = re.compile(PHRASES.n_outer_zh or _NEVER)
 CHANGE_EN = re.compile(
     r"\b(?:change|changed|changes|rise|rose|risen|fall|fell|fallen|increase|increased|"
     r"decrease|decreased|grow|grew|growth|drop|dropped|gain|gained|goes_up|goes_down)\b"
@@ -115,10 +120,13 @@ def place_query_of(
     metric: Metric,
     scopes: tuple[ScopeRef, ...],
     children: tuple[ScopeRef, ...],
+    *,
+    every_outer: bool = False,
 ) -> PlaceReading | None:
     """The place operation of a question naming only places, or None (a scope family).
 
-    ``children``: the inner groups of the one outer group named ("which district of C").
+    ``children``: the inner groups of the one outer group named ("which district of C"),
+    or with ``every_outer`` ("which city", no place named) every outer group.
     """
     rel = ChangeMeasure.RELATIVE if relative(text, zh_) else ChangeMeasure.ABSOLUTE
     yoy = yoy_window(text, zh_, window, reference)
@@ -128,10 +136,22 @@ def place_query_of(
     one_outer = len(scopes) == 1 and scopes[0].inner is None
     change_word = (CHANGE_ZH if zh_ else CHANGE_EN).search(text)
     future = window is None or window.last > reference
-    if inner_word and one_outer and children:
-        if (EVERY_ZH if zh_ else EVERY_EN).search(text):
+    if every_outer and not (inner_word or children):
+        return None
+    if every_outer and inner_word:
+        # "which district of which city": every district of the store is not a subject
+        raise QuestionError(
+            f"问题中的“{inner_word.group()}”要在所有城市的区中排名，暂不支持；请指明城市（如：南京哪个区均价最高）"
+            if zh_
+            else f"the question ranks every {inner_word.group()} of every city, which is not "
+            "composed; name the city ('which district of Nanjing is the most expensive?')"
+        )
+    if ((inner_word and one_outer) or every_outer) and children:
+        _refuse_entity_extreme(text, zh_)
+        every = (EVERY_OUTER_ZH if zh_ else EVERY_OUTER_EN) if every_outer else None
+        if (every or (EVERY_ZH if zh_ else EVERY_EN)).search(text):
             return PlaceReading(PlaceQuery(PlaceOp.EVERY, named=True), window, children)
-        n = top_n_of(text, zh_) or _count_word(text, zh_) or 1
+        n = top_n_of(text, zh_) or _count_word(text, zh_, outer=every_outer) or 1
         if change_word and (future or (window is not None and len(window.months) > 1)):
             # "which district of C rose the most": ranked by change, never by price
             falling = (FALLING_ZH if zh_ else FALLING_EN).search(text)
@@ -227,9 +247,37 @@ def _choice_extreme(text: str, zh_: bool) -> Extreme:
     return Extreme.LOWEST if low else Extreme.HIGHEST
 
 
-def _count_word(text: str, zh_: bool) -> int | None:
-    """N of "the two cheapest districts", "三个区"."""
-    m = (N_INNER_ZH if zh_ else N_INNER_EN).search(text)
+# "the mean of its projects" is what a place's value is; without a mean word, "which
+# district has the most expensive project" asks for one project's extreme.
+_MEAN_EN = re.compile(r"\b(?:average|mean|avg|overall|typical)\b")
+_MEAN_ZH = re.compile(r"平均|均值")
+
+
+def _refuse_entity_extreme(text: str, zh_: bool) -> None:
+    """Refuse ranking places by their mean when the question asks for a project's extreme."""
+    entity = (ENTITY_WORD_ZH if zh_ else ENTITY_WORD_EN).search(text)
+    if entity is None or (_MEAN_ZH if zh_ else _MEAN_EN).search(text):
+        return
+    word = entity.group()
+    if zh_:
+        raise QuestionError(
+            f"问题中的“{word}”问的是单个{word}（最高或最低的一个，或有几个），而按区或城市排名"
+            f"比较的是各地所有{word}的平均值；请问“南京哪个区平均房价最高”，或“南京哪个{word}最贵”"
+        )
+    raise QuestionError(
+        f"the question's '{word}' is about the projects one by one (the highest or lowest "
+        "one, or how many there are), but a ranking of places compares each place's mean "
+        "over its projects; ask 'which district of Nanjing has the highest average price?' "
+        "or 'which project in Nanjing is the most expensive?'"
+    )
+
+
+def _count_word(text: str, zh_: bool, *, outer: bool = False) -> int | None:
+    """N of "the two cheapest districts", "三个区" (``outer``: "the three cities", "三个城市")."""
+    if outer:
+        m = (N_OUTER_ZH if zh_ else N_OUTER_EN).search(text)
+    else:
+        m = (N_INNER_ZH if zh_ else N_INNER_EN).search(text)
     if not m:
         return None
     word = m.group(1)

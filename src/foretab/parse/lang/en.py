@@ -335,12 +335,14 @@ MEAN_WORD = re.compile(r"\baverage\b|\bmean\b|\bavg\b|\boverall\b")
 YOY = re.compile(r"\b(?:yoy|y-o-y|year[\s-](?:over|on)[\s-]year|annual\s+change)\b")
 MOM = re.compile(r"\b(?:mom|m-o-m|month[\s-](?:over|on)[\s-]month)\b")
 INNER_WORD = re.compile(PHRASES.inner_word_en or r"(?!)")
+OUTER_RANK = re.compile(PHRASES.outer_rank_en or r"(?!)")  # "which city", "哪个城市"
 
 CUES: tuple[tuple[re.Pattern[str], str], ...] = (
     *CUE_PATTERNS_EN,
     (YOY, "yoy"),
     (MOM, "mom"),
     (INNER_WORD, "inner"),
+    (OUTER_RANK, "outer"),
     *((pattern, "phrase") for pattern, _ in REWRITES),
     (POLITE, "polite"),
     (re.compile(rf"\b{CURRENT}\b"), "now"),

@@ -181,6 +181,7 @@ def comparison(text: str, several: bool, cues: Cues) -> tuple[Comparison, str]:
 YOY = re.compile(r"同比")
 MOM = re.compile(r"环比")
 INNER_WORD = re.compile(PHRASES.inner_word_zh or r"(?!)")
+OUTER_RANK = re.compile(PHRASES.outer_rank_zh or r"(?!)")  # "which city", "哪个城市"
 PERCENT = re.compile(r"百分之几|百分比|百分之多少")
 SO_FAR = re.compile(r"以来")
 
@@ -189,6 +190,7 @@ CUES: tuple[tuple[re.Pattern[str], str], ...] = (
     (YOY, "yoy"),
     (MOM, "mom"),
     (INNER_WORD, "inner"),
+    (OUTER_RANK, "outer"),
     (PERCENT, "relative"),
     (EACH, "each"),
     (RISE, "rise"),
