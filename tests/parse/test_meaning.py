@@ -53,6 +53,11 @@ GL = "Greenland Lixiang City in Jiangning, Nanjing"
         (f"What will the price of {GL} be after six months?", "'six months'"),
         (f"What will the price of {GL} be by year end?", "'year end'"),
         ("南京江宁区绿地理想城过两周均价多少？", "两周"),
+        # a superlative the plan did not carry: answered with the district's mean before
+        ("What was the lowest price in Jiangning, Nanjing in 2021?", "'lowest'"),
+        # a bound on the time named: answered for the time itself before
+        (f"What was the price of {GL} before 2021?", "'before'"),
+        (f"What was the price of {GL} after June 2021?", "'after'"),
     ],
 )
 def test_a_dropped_span_is_refused_naming_it(
@@ -159,3 +164,10 @@ def test_the_months_named_counted_back_are_not_a_length_of_time(
         R,
     )
     assert plan.window.only == (Month(2021, 11), Month(2022, 10))
+
+
+def test_gone_up_is_a_change(corpus_index: EntityIndex) -> None:
+    # "gone up since January 2021" was answered with the window's mean
+    plan = parse_question(f"Has the price of {GL} gone up since January 2021?", corpus_index, R)
+    assert plan.change is not None or plan.comparison.value != "none"
+    assert "rises or falls" in canonical(plan)

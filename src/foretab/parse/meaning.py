@@ -227,6 +227,12 @@ def _averaged(plan: Plan) -> bool:
 
 _MORE_EN = re.compile(r"\b(?:more|most)\b(?!\s+than\b)")  # "more than N": the bound's word
 # 最高的项目 "the highest project" without 哪个 was answered with the district's mean.
+# A superlative: "What was the lowest price in Jiangning in 2021?" was answered with the
+# district's mean over the year.
+_EXTREME_EN = re.compile(
+    r"\b(?:highest|lowest|cheapest|priciest|costliest|dearest|most\s+expensive"
+    r"|least\s+expensive|maximum|minimum|peak)\b"
+)
 _MORE_ZH = re.compile(r"[最更较](?:高|低|贵|便宜|多|少|大|小)")
 
 _RULES = (
@@ -237,6 +243,7 @@ _RULES = (
     _Rule("how many", _HOW_MANY_EN, _HOW_MANY_ZH, _count),
     _Rule("group", _RANKED_INNER_EN, zh.INNER_WORD, _inner_groups),
     _Rule("more", _MORE_EN, _MORE_ZH, _ranked),
+    _Rule("extreme", _EXTREME_EN, None, _ranked),
     _Rule("median", en.MEDIAN, zh.MEDIAN, lambda p: p.aggregate is Aggregate.MEDIAN),
     _Rule("average", _AVERAGE_EN, _AVERAGE_ZH, _averaged),
     _Rule("difference", _DIFFERENCE_EN, _DIFFERENCE_ZH, _difference),
@@ -279,6 +286,27 @@ def check_meaning(plan: Plan, cue_text: str, named_text: str, zh_: bool) -> None
         found = re.search(r"\d[\d,.]*\s*(?:万|k\b)?", cue_text)
         _refuse(plan, found.group().strip() if found else "the value range", zh_)
     _check_months(plan, named_text, zh_)
+    if not zh_:
+        _check_relation(plan, named_text)
+
+
+# A word that bounds the time named rather than naming it: "before 2021" was answered for
+# 2021, "after June 2021" for June. (Chinese 以前 / 以后 are refused as unread words.)
+_RELATION_EN = re.compile(
+    r"\b(?:before|after|until|till|prior\s+to|up\s+to|earlier\s+than|later\s+than|"
+    r"other\s+than|except|excluding|outside)\s*(?:the\s+)?(?:end\s+of\s+|start\s+of\s+)?$"
+)
+
+
+def _check_relation(plan: Plan, named_text: str) -> None:
+    """Refuse a time expression bounded by "before" / "after" / "until" (not read)."""
+    expression = plan.window.expression.strip().lower()
+    if not expression:
+        return
+    at = named_text.lower().find(expression)
+    found = _RELATION_EN.search(named_text[:at].lower()) if at > 0 else None
+    if found is not None:
+        _refuse(plan, found.group().strip(), False)
 
 
 def _check_months(plan: Plan, text: str, zh_: bool) -> None:

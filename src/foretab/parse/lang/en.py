@@ -70,8 +70,8 @@ REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (rf"\bless\s+(?:[\w']+\s+){{0,3}}than\s+(?:(?:it|they)\s+(?:is|are)\s+)?{CURRENT}\b",
          " goes_down "),
         (rf"\b(?:below|under|beneath)\s+{CURRENT}\b", " goes_down "),
-        (r"\b(?:go|goes|going|went|move|moves)\s+up\b", " goes_up "),
-        (r"\b(?:go|goes|going|went|move|moves)\s+down\b", " goes_down "),
+        (r"\b(?:go|goes|going|went|gone|move|moves|moved)\s+up\b", " goes_up "),
+        (r"\b(?:go|goes|going|went|gone|move|moves|moved)\s+down\b", " goes_down "),
         # "what will the price rise to" asks for a price, not a direction
         (r"\b(?:rise|rises|climb|climbs|increase|increases|grow|grows|fall|falls|drop|drops"
          r"|decline|declines)\s+to\b", " reach "),
