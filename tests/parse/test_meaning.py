@@ -55,6 +55,11 @@ GL = "Greenland Lixiang City in Jiangning, Nanjing"
         ("南京江宁区绿地理想城过两周均价多少？", "两周"),
         # a superlative the plan did not carry: answered with the district's mean before
         ("What was the lowest price in Jiangning, Nanjing in 2021?", "'lowest'"),
+        # "compared with" the month before: answered with last month alone
+        (
+            "How many units did Jiangning, Nanjing sell last month compared with the month before?",
+            "'compared with'",
+        ),
         # a bound on the time named: answered for the time itself before
         (f"What was the price of {GL} before 2021?", "'before'"),
         (f"What was the price of {GL} after June 2021?", "'after'"),

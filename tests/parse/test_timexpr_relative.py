@@ -21,6 +21,9 @@ R = Month(2021, 12)
         ("the price half a year ago", R - 6, R - 6),
         ("What will it cost in half a year?", R + 6, R + 6),
         ("half a year from now", R + 6, R + 6),
+        # a quarter without its year ("in Q4" was answered for now)
+        ("What will the price be in Q2?", Month(2022, 4), Month(2022, 6)),
+        ("What was the price in Q4?", Month(2021, 10), Month(2021, 12)),
         ("two months later", R + 2, R + 2),
         ("What is the current average price of X?", R, R),
         ("What is the latest price of X?", R, R),

@@ -233,6 +233,9 @@ _EXTREME_EN = re.compile(
     r"\b(?:highest|lowest|cheapest|priciest|costliest|dearest|most\s+expensive"
     r"|least\s+expensive|maximum|minimum|peak)\b"
 )
+# "compared with …" (rewritten to "versus"): "How many units did Jiangning sell last month
+# compared with the month before?" was answered with last month's total alone.
+_VERSUS_EN = re.compile(r"\bversus\b|\bvs\b")
 _MORE_ZH = re.compile(r"[最更较](?:高|低|贵|便宜|多|少|大|小)")
 
 _RULES = (
@@ -288,6 +291,9 @@ def check_meaning(plan: Plan, cue_text: str, named_text: str, zh_: bool) -> None
     _check_months(plan, named_text, zh_)
     if not zh_:
         _check_relation(plan, named_text)
+        # after the months: "in 2021 compared with 2019" names the year it did not read
+        if _VERSUS_EN.search(cue_text) and not (_ranked(plan) or _change(plan)):
+            _refuse(plan, "compared with", zh_)
 
 
 # A word that bounds the time named rather than naming it: "before 2021" was answered for

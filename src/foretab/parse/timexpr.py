@@ -358,6 +358,8 @@ _RULES: tuple[_Rule, ...] = (
     # "next Q1", "in the third quarter" (no year): the next such quarter after R, or the
     # latest one at or before R in a past-tense question.
     _rule(r"next\s+q(?P<q>[1-4])", _year_less_quarter),
+    # "in Q4" (no year) was answered for now: the next Q4, or the latest in the past tense
+    _rule(r"q(?P<q>[1-4])", _year_less_quarter),
     _rule(
         r"(?:the\s+)?(?P<q>first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter(?!\s+of)"
         r"(?!\s+(?:next|this|last|coming|current|previous|(?:19|20)\d\d))",
