@@ -60,6 +60,10 @@ GL = "Greenland Lixiang City in Jiangning, Nanjing"
             "How many units did Jiangning, Nanjing sell last month compared with the month before?",
             "'compared with'",
         ),
+        # 最差 without 哪个: answered with the district's total units
+        ("南京江宁区2021年卖得最差的项目", "最差"),
+        # a place's past rise or fall: refused in English before, now in Chinese
+        ("南京江宁区的均价去年涨了还是跌了？", "变化了多少"),
         # a bound on the time named: answered for the time itself before
         (f"What was the price of {GL} before 2021?", "'before'"),
         (f"What was the price of {GL} after June 2021?", "'after'"),
@@ -176,3 +180,10 @@ def test_gone_up_is_a_change(corpus_index: EntityIndex) -> None:
     plan = parse_question(f"Has the price of {GL} gone up since January 2021?", corpus_index, R)
     assert plan.change is not None or plan.comparison.value != "none"
     assert "rises or falls" in canonical(plan)
+
+
+def test_most_transactions_ranks_by_units(corpus_index: EntityIndex) -> None:
+    # "成交最多" was ranked by price
+    plan = parse_question("武汉哪个区2021年成交最多？", corpus_index, R)
+    assert plan.place is not None and plan.place.op is PlaceOp.RANK
+    assert plan.metric.value == "units"

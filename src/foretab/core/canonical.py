@@ -169,8 +169,9 @@ def _place_zh(plan: Plan) -> str:
     op = query.op
     if op is PlaceOp.VALUE:
         return f"{places}{when}{'每个月' if query.each else ''}的{what}"
-    # the real-estate levels' words, as the cue patterns read them
-    level, of_outer = ("城市", "") if every_outer(plan) else ("区", plan.scopes[0].outer)
+    names = plan.wording.groups_zh or ("组",)
+    outer_level = every_outer(plan) and len(names) > 1
+    level, of_outer = (names[1], "") if outer_level else (names[0], plan.scopes[0].outer)
     if op is PlaceOp.EVERY:
         return f"{of_outer}各{level}{when}的{what}"
     if op is PlaceOp.CHANGE:

@@ -244,6 +244,7 @@ class Wording:
     entities: str = ""
     groups: tuple[str, ...] = ()
     groups_plural: tuple[str, ...] = ()
+    groups_zh: tuple[str, ...] = ()  # the group levels in Chinese messages ("区", "城市")
     entity_zh: str = ""  # the leaf level in Chinese messages ("项目")
     place_average_zh: str = ""  # a whole place's average in Chinese messages ("平均房价")
 
@@ -263,6 +264,10 @@ class Wording:
             entities=schema.leaf.plural_name,
             groups=tuple(level.name for level in reversed(schema.groups)),
             groups_plural=tuple(level.plural_name for level in reversed(schema.groups)),
+            groups_zh=tuple(
+                level.name_zh or (level.words_zh or (level.name,))[0]
+                for level in reversed(schema.groups)
+            ),
             entity_zh=schema.phrasing.entity_zh or schema.leaf.name,
             place_average_zh=schema.phrasing.place_average_zh or f"平均{value_zh}",
         )

@@ -78,6 +78,7 @@ class Level(_Frozen):
 
     name: str = Field(pattern=_IDENTIFIER.pattern)
     plural: str = ""
+    name_zh: str = ""  # the level's name in Chinese messages ("城市", "区")
     column: str = Field(min_length=1, max_length=100)
     alias_column: str | None = None  # e.g. ``project_zh``: another name of the same entity
     sql_column: str | None = Field(None, pattern=_IDENTIFIER.pattern)  # leaf level only

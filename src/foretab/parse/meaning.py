@@ -236,7 +236,7 @@ _EXTREME_EN = re.compile(
 # "compared with …" (rewritten to "versus"): "How many units did Jiangning sell last month
 # compared with the month before?" was answered with last month's total alone.
 _VERSUS_EN = re.compile(r"\bversus\b|\bvs\b")
-_MORE_ZH = re.compile(r"[最更较](?:高|低|贵|便宜|多|少|大|小)")
+_MORE_ZH = re.compile(r"[最更较](?:高|低|贵|便宜|多|少|大|小|差|好)")
 
 _RULES = (
     _Rule("percent", _PERCENT_EN, _PERCENT_ZH, _relative),

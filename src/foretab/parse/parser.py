@@ -290,7 +290,15 @@ def _scope_plan(
         None  # "every project of D" lists D's projects; weighted prices pool their months
         if query.op in (ScopeOp.EACH, ScopeOp.WEIGHTED)
         else place_query_of(
-            text, is_zh, window, reference, metric, scopes, children, every_outer=every_outer
+            text,
+            is_zh,
+            window,
+            reference,
+            metric,
+            scopes,
+            children,
+            words=words,
+            every_outer=every_outer,
         )
     )
     if reading is not None:
@@ -298,6 +306,12 @@ def _scope_plan(
     rising = (zh.RISE if is_zh else en.RISE).search(text) or (zh.FALL if is_zh else en.FALL).search(
         text
     )
+    if rising and is_zh:
+        inner, outer = (words.groups_zh or ("", ""))[:2]
+        raise QuestionError(
+            f"整个{inner}或{outer}过去的涨跌请问{words.value_zh_short}变化了多少（给出起止月份），"
+            f"未来的涨跌可以直接问（下个月{words.value_zh_short}会涨吗）；或指明{words.entity_zh}"
+        )
     if rising:
         raise QuestionError(
             f"rises and falls are answered for named {words.entities}, not for a whole "

@@ -24,6 +24,7 @@ from foretab.core.plan import (
     ScopeRef,
     Threshold,
     TimeWindow,
+    Wording,
 )
 from foretab.errors import QuestionError
 from foretab.parse import vocabulary as vocab
@@ -121,6 +122,7 @@ def place_query_of(
     scopes: tuple[ScopeRef, ...],
     children: tuple[ScopeRef, ...],
     *,
+    words: Wording,
     every_outer: bool = False,
 ) -> PlaceReading | None:
     """The place operation of a question naming only places, or None (a scope family).
@@ -140,14 +142,9 @@ def place_query_of(
         return None
     if every_outer and inner_word:
         # "which district of which city": every district of the store is not a subject
-        raise QuestionError(
-            f"问题中的“{inner_word.group()}”要在所有城市的区中排名，暂不支持；请指明城市（如：南京哪个区均价最高）"
-            if zh_
-            else f"the question ranks every {inner_word.group()} of every city, which is not "
-            "composed; name the city ('which district of Nanjing is the most expensive?')"
-        )
+        raise _every_inner_of_every_outer(inner_word.group(), zh_, words)
     if ((inner_word and one_outer) or every_outer) and children:
-        _refuse_entity_extreme(text, zh_)
+        _refuse_entity_extreme(text, zh_, words)
         every = (EVERY_OUTER_ZH if zh_ else EVERY_OUTER_EN) if every_outer else None
         if (every or (EVERY_ZH if zh_ else EVERY_EN)).search(text):
             return PlaceReading(PlaceQuery(PlaceOp.EVERY, named=True), window, children)
@@ -253,23 +250,49 @@ _MEAN_EN = re.compile(r"\b(?:average|mean|avg|overall|typical)\b")
 _MEAN_ZH = re.compile(r"平均|均值")
 
 
-def _refuse_entity_extreme(text: str, zh_: bool) -> None:
+def _refuse_entity_extreme(text: str, zh_: bool, words: Wording) -> None:
     """Refuse ranking places by their mean when the question asks for a project's extreme."""
     entity = (ENTITY_WORD_ZH if zh_ else ENTITY_WORD_EN).search(text)
     if entity is None or (_MEAN_ZH if zh_ else _MEAN_EN).search(text):
         return
-    word = entity.group()
+    word, (inner, outer) = entity.group(), _level_names(words, zh_)
     if zh_:
+        value, one = words.value_zh_short, words.entity_zh
         raise QuestionError(
-            f"问题中的“{word}”问的是单个{word}（最高或最低的一个，或有几个），而按区或城市排名"
-            f"比较的是各地所有{word}的平均值；请问“南京哪个区平均房价最高”，或“南京哪个{word}最贵”"
+            f"问题中的“{word}”问的是单个{one}（最高或最低的一个，或有几个），而按{inner}或{outer}"
+            f"排名比较的是各自所有{one}的平均值；请问“哪个{inner}{words.place_average_zh}最高”，"
+            f"或“哪个{one}{value}最高”"
         )
     raise QuestionError(
-        f"the question's '{word}' is about the projects one by one (the highest or lowest "
-        "one, or how many there are), but a ranking of places compares each place's mean "
-        "over its projects; ask 'which district of Nanjing has the highest average price?' "
-        "or 'which project in Nanjing is the most expensive?'"
+        f"the question's '{word}' is about the {words.entities} one by one (the highest or "
+        f"lowest one, or how many there are), but a ranking of {_plural(words, inner)} or "
+        f"{_plural(words, outer)} compares "
+        f"each one's mean over its {words.entities}; ask 'which {inner} of … has the highest "
+        f"average {words.value}?' or 'which {words.entity} in … has the highest {words.value}?'"
     )
+
+
+def _every_inner_of_every_outer(inner_word: str, zh_: bool, words: Wording) -> QuestionError:
+    inner, outer = _level_names(words, zh_)
+    if zh_:
+        return QuestionError(
+            f"问题中的“{inner_word}”要在所有{outer}的{inner}中排名，暂不支持；请指明{outer}"
+        )
+    return QuestionError(
+        f"the question ranks every {inner} of every {outer}, which is not composed; name the "
+        f"{outer} ('which {inner} of … is the highest?')"
+    )
+
+
+def _plural(words: Wording, level: str) -> str:
+    plurals = dict(zip(words.groups, words.groups_plural, strict=False))
+    return plurals.get(level, f"{level}s")
+
+
+def _level_names(words: Wording, zh_: bool) -> tuple[str, str]:
+    """The inner and outer levels' names ("district", "city"; "区", "城市")."""
+    names = (words.groups_zh if zh_ else words.groups) or ("group", "group")
+    return names[0], names[1] if len(names) > 1 else names[0]
 
 
 def _count_word(text: str, zh_: bool, *, outer: bool = False) -> int | None:
