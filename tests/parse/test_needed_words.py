@@ -12,7 +12,7 @@ import pytest
 from foretab.core.months import Month
 from foretab.errors import QuestionError
 from foretab.parse import timexpr
-from foretab.parse.needed import may_match, needed_words
+from foretab.parse.needed import may_match, may_match_all, needed_clauses, needed_words
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "questions"
 R = Month(2021, 12)
@@ -45,7 +45,10 @@ QUESTIONS = _questions()
         ("a|bc", {"a", "bc"}),
         ("(?:in\\s+)?next\\s+month", {"month"}),  # the optional part proves nothing
         ("x*y", {"y"}),
-        ("[ab]c", {"c"}),
+        ("[ab]c", {"ac", "bc"}),  # a class of a few characters extends the string
+        ("h[12]\\s", {"h1", "h2"}),
+        ("(?P<h>[12])h", {"1h", "2h"}),  # a group of one class
+        ("[a-c]x", {"x"}),  # a range is not expanded
         ("ABC", {"abc"}),  # case-folded, like the text it is tested against
         ("(?:x|[0-9])z", {"z"}),  # one alternative without a literal: the other element
         ("(?:x|[0-9])", None),
@@ -61,6 +64,24 @@ def test_needed_words(pattern: str, words: set[str] | None) -> None:
             assert may_match(found, text.casefold()), (pattern, text)
 
 
+@pytest.mark.parametrize(
+    ("pattern", "clauses"),
+    [
+        ("(?:jan|feb)\\s+20\\d\\d", [{"20"}, {"jan", "feb"}]),  # both are needed
+        ("(?:in\\s+)?next\\s+(?:month|year)", [{"next"}, {"month", "year"}]),
+        ("a(?:b|\\d)c", [{"a"}, {"c"}]),
+        ("\\d+", None),
+    ],
+)
+def test_needed_clauses_are_all_needed(pattern: str, clauses: list[set[str]] | None) -> None:
+    expected = None if clauses is None else tuple(frozenset(c) for c in clauses)
+    assert needed_clauses(pattern) == expected
+    for text in ("jan 2021", "feb 1999", "in the next year", "abc", "a7c", "next month"):
+        if re.search(pattern, text, re.IGNORECASE):
+            assert may_match_all(expected, text.casefold()), (pattern, text)
+    assert not may_match_all(needed_clauses("(?:jan|feb)\\s+20\\d\\d"), "jan 1999")
+
+
 def test_every_rule_has_words_and_none_skips_a_match() -> None:
     assert all(rule.needed is not None for rule in timexpr._RULES)
     checked = 0
@@ -69,7 +90,7 @@ def test_every_rule_has_words_and_none_skips_a_match() -> None:
         for rule in timexpr._RULES:
             if rule.pattern.search(question):
                 checked += 1
-                assert may_match(rule.needed, folded), (question, rule.pattern.pattern[:80])
+                assert may_match_all(rule.needed, folded), (question, rule.pattern.pattern[:80])
     assert checked > 1_000
 
 

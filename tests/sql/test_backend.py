@@ -177,6 +177,26 @@ def test_render_numbers_parameters_of_ctes_before_the_body(name: str) -> None:
         )
 
 
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT ? AS a FROM t WHERE b = ? AND c LIKE '%?' /* note */ ORDER BY d",
+        "WITH w AS (SELECT ? AS a WHERE ? > 0) SELECT a FROM w WHERE a < ? -- tail",
+        "SELECT CAST(? AS TEXT) AS city, x FROM t1 WHERE x IN (?, ?) UNION ALL "
+        "SELECT CAST(? AS TEXT), x FROM t2 ORDER BY city NULLS FIRST",
+    ],
+)
+def test_a_backend_that_renders_dialect_text_runs_the_checked_text(sql: str) -> None:
+    # The guard's worker runs a checked statement's text as is when the backend says its
+    # rendering is that text (it saves rendering the statement a second time).
+    from foretab.sql.statement import checked_query
+
+    for name in ("duckdb", "postgresql"):
+        backend = get_backend(name)
+        checked = checked_query(sql, "duckdb", {"t", "t1", "t2"}, frozenset(), 11)
+        assert (backend.render(checked.query) == checked.text) is backend.renders_dialect_text
+
+
 def _tamper(db: str, statement: str) -> None:
     if db.startswith("postgresql://"):
         from sql_stores import pg_admin

@@ -145,6 +145,11 @@ class Backend(Protocol):
         """The sqlglot dialect statements are parsed and generated in."""
         ...
 
+    @property
+    def renders_dialect_text(self) -> bool:
+        """``render`` gives the dialect's own text without comments (nothing to render twice)."""
+        ...
+
     def render(self, query: exp.Expression) -> str:
         """SQL text for the driver: native parameter markers, no comments."""
         ...

@@ -263,6 +263,7 @@ class PostgresBackend:
 
     name: BackendName = "postgresql"
     dialect = "postgres"
+    renders_dialect_text = False  # numbered ``$1`` markers
 
     def render(self, query: exp.Expression) -> str:
         return _numbered(_NumberedGenerator(dialect=Postgres(), comments=False).generate(query))

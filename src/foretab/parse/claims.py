@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 
-from foretab.parse.needed import Words, may_match, needed_words
+from foretab.parse.needed import Clauses, may_match_all, needed_clauses
 
 
 class Pass(StrEnum):
@@ -85,12 +85,12 @@ def claim_matches(
     return tuple(
         Span(m.start(), m.end(), by, what)
         for pattern, what in patterns
-        if may_match(_needed(pattern), folded)
+        if may_match_all(_needed(pattern), folded)
         for m in pattern.finditer(text)
         if m.end() > m.start()
     )
 
 
 @lru_cache(maxsize=4096)
-def _needed(pattern: re.Pattern[str]) -> Words | None:
-    return needed_words(pattern.pattern, pattern.flags)
+def _needed(pattern: re.Pattern[str]) -> Clauses | None:
+    return needed_clauses(pattern.pattern, pattern.flags)

@@ -17,18 +17,34 @@ from collections.abc import Iterable
 from typing import Any
 
 Words = frozenset[str]
+Clauses = tuple[Words, ...]
 
 
 def needed_words(pattern: str, flags: int = 0) -> Words | None:
-    """Case-folded strings one of which every match of ``pattern`` contains, else None."""
+    """Case-folded strings one of which every match of ``pattern`` contains, else None.
+
+    The most selective of ``needed_clauses``.
+    """
+    clauses = needed_clauses(pattern, flags)
+    return clauses[0] if clauses else None
+
+
+def needed_clauses(pattern: str, flags: int = 0) -> Clauses | None:
+    """Sets of case-folded strings every match of ``pattern`` holds one of *each* of.
+
+    Most selective first; None where nothing is known (``may_match_all`` then says yes).
+    A rule such as "a month name, then a year" needs both: testing one set alone lets every
+    question with a month name through.
+    """
     try:
         from re import _constants as sre  # type: ignore[attr-defined]
         from re import _parser  # type: ignore[attr-defined]
 
         tree = _parser.parse(pattern, flags)
-        return _sequence(list(tree), sre)
+        clauses = _sequence(list(tree), sre)
     except Exception:  # an unknown tree shape: no shortcut, the pattern is always scanned
         return None
+    return tuple(sorted(dict.fromkeys(clauses), key=_selectivity)) if clauses else None
 
 
 def may_match(words: Words | None, folded_text: str) -> bool:
@@ -36,46 +52,81 @@ def may_match(words: Words | None, folded_text: str) -> bool:
     return words is None or any(word in folded_text for word in words)
 
 
-def _sequence(items: list[tuple[Any, Any]], sre: Any) -> Words | None:
-    """The best needed set of a sequence: the smallest among its mandatory elements."""
-    candidates: list[Words] = []
-    run: list[str] = []  # consecutive literal characters form one needed string
+def may_match_all(clauses: Clauses | None, folded_text: str) -> bool:
+    """False only when ``folded_text`` holds none of the strings of one of ``clauses``."""
+    if clauses is None:
+        return True
+    for words in clauses:  # plain loops: nested generators cost more than the tests
+        for word in words:
+            if word in folded_text:
+                break
+        else:
+            return False
+    return True
+
+
+#: Literal strings a run of literals and small classes (``h[12]``) expands to, at most.
+_MAX_EXPANSIONS = 16
+
+
+def _selectivity(words: Words) -> tuple[int, int]:
+    # Fewest alternatives first, then the longest shortest one.
+    return (len(words), -min(map(len, words)))
+
+
+def _sequence(items: list[tuple[Any, Any]], sre: Any) -> list[Words]:
+    """Every needed set of a sequence: one per mandatory element (an empty list: none)."""
+    clauses: list[Words] = []
+    runs = [""]  # consecutive literal characters (and small classes) form needed strings
+
+    def flush() -> None:
+        nonlocal runs
+        if runs != [""]:
+            clauses.append(frozenset(run.casefold() for run in runs))
+        runs = [""]
+
     for op, value in items:
-        if op is sre.LITERAL:
-            run.append(chr(value))
+        chars = _characters(op, value, sre)
+        if chars is not None and len(runs) * len(chars) <= _MAX_EXPANSIONS:
+            runs = [run + char for run in runs for char in chars]
             continue
-        if run:
-            candidates.append(frozenset({"".join(run).casefold()}))
-            run = []
-        found = _element(op, value, sre)
-        if found is not None:
-            candidates.append(found)
-    if run:
-        candidates.append(frozenset({"".join(run).casefold()}))
-    candidates = [c for c in candidates if c and all(c)]  # an empty string proves nothing
-    if not candidates:
-        return None
-    # Fewest alternatives first, then the longest shortest one: the most selective test.
-    return min(candidates, key=lambda words: (len(words), -min(map(len, words))))
+        flush()
+        clauses += _element(op, value, sre)
+    flush()
+    return [c for c in clauses if c and all(c)]  # an empty string proves nothing
 
 
-def _element(op: Any, value: Any, sre: Any) -> Words | None:
+def _characters(op: Any, value: Any, sre: Any) -> list[str] | None:
+    """The characters one element matches exactly one of: a literal or a class of literals."""
+    if op is sre.LITERAL:
+        return [chr(value)]
+    if op is sre.IN and value and all(item_op is sre.LITERAL for item_op, _ in value):
+        return sorted({chr(code) for _, code in value})
+    if op is sre.SUBPATTERN and len(value[-1]) == 1:  # a group of one: "(?P<h>[12])"
+        (inner_op, inner_value), *_ = list(value[-1])
+        return _characters(inner_op, inner_value, sre)
+    return None
+
+
+def _element(op: Any, value: Any, sre: Any) -> list[Words]:
     if op is sre.SUBPATTERN:  # (group, add_flags, del_flags, pattern)
         return _sequence(list(value[-1]), sre)
     if op is sre.ATOMIC_GROUP:
         return _sequence(list(value), sre)
     if op is sre.BRANCH:  # (None, [alternatives]): every alternative must need something
-        return _union(_sequence(list(branch), sre) for branch in value[1])
+        union = _union(_sequence(list(branch), sre) for branch in value[1])
+        return [] if union is None else [union]
     if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
         low, _high, item = value
-        return _sequence(list(item), sre) if low >= 1 else None
-    return None  # a class, any character, an assertion, a back reference: no literal known
+        return _sequence(list(item), sre) if low >= 1 else []
+    return []  # a class, any character, an assertion, a back reference: no literal known
 
 
-def _union(parts: Iterable[Words | None]) -> Words | None:
+def _union(parts: Iterable[list[Words]]) -> Words | None:
+    """One needed set of alternatives: the most selective set of each, together."""
     out: set[str] = set()
     for part in parts:
-        if part is None:
+        if not part:
             return None
-        out |= part
+        out |= min(part, key=_selectivity)
     return frozenset(out)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from foretab.core.months import MONTH_NAMES, Month
 from foretab.core.plan import TimeWindow
 from foretab.errors import QuestionError
-from foretab.parse.needed import Words, may_match, needed_words
+from foretab.parse.needed import Clauses, may_match_all, needed_clauses
 from foretab.parse.phrases import PHRASES
 
 NUMBER_WORDS = (
@@ -120,14 +120,16 @@ class _Rule:
     # "now"-like words name the comparison baseline in "higher than now": another
     # expression in the question wins over them.
     weak: bool = False
-    # A question holding none of these (case-folded) cannot match: its scan is skipped.
-    needed: Words | None = None
+    # A question missing every word of one of these sets (case-folded) cannot match: its
+    # scan is skipped.
+    needed: Clauses | None = None
 
 
 def _rule(pattern: str, resolve: Resolver, *, weak: bool = False, pre: bool = True) -> _Rule:
     text = (_PRE if pre else "") + f"(?:{pattern})"
     full = rf"(?<![\w-])(?:{text})(?![\w-])"
-    return _Rule(re.compile(full, re.IGNORECASE), resolve, weak, needed_words(full, re.IGNORECASE))
+    needed = needed_clauses(full, re.IGNORECASE)
+    return _Rule(re.compile(full, re.IGNORECASE), resolve, weak, needed)
 
 
 def _next_n_months(m: re.Match[str], r: Month, _: bool) -> Span:
@@ -471,7 +473,7 @@ def find_time_match(question: str, reference: Month) -> TimeMatch:
     found: list[tuple[bool, bool, int, int, int, Span]] = []
     folded = question.casefold()
     for rule in _RULES:
-        if not may_match(rule.needed, folded):
+        if not may_match_all(rule.needed, folded):
             continue
         for match in rule.pattern.finditer(question):
             try:

@@ -157,50 +157,63 @@ def _rows(
     scopes: Sequence[ScopeRef],
     tables: Sequence[CatalogEntry],
     months: Sequence[Month],
-    cols: TableColumns,
-) -> tuple[exp.Query, list[object]] | None:
-    """Every row of the scopes' year tables in ``months``, tagged with its scope.
+) -> tuple[tuple[tuple[str, int], ...], list[object]]:
+    """The year tables read for the scopes in ``months``, and their selects' parameters.
 
-    The fixed part reads the schema's own column names (``project_name``, ``price``,
-    ``units_sold`` for real estate); a NULL stands in for units where the schema sums nothing.
+    Each read is ``(table name, months)``, ``months`` 0 for one run of months (a
+    ``BETWEEN``), else how many an ``IN`` lists: with the columns, all the selects' text
+    depends on (``_selects`` builds them).
     """
-    # The builders' copy=False: these nodes are new, and copying sqlglot trees is slow.
-    selects: list[exp.Select] = []
+    reads: list[tuple[str, int]] = []
     params: list[object] = []
     for position, scope in enumerate(scopes):
         for table in tables:
             if table.outer != scope.outer or scope.inner not in (None, table.inner):
                 continue
             inside = [m for m in months if m.year == table.year]
-            summed = exp.column(cols.summed) if cols.summed else exp.cast(exp.null(), "int")
             if not inside:
                 continue
             if inside[-1].minus(inside[0]) == len(inside) - 1:  # one run of months
-                when = exp.column(cols.month).between(exp.Placeholder(), exp.Placeholder())
+                reads.append((table.table_name, 0))
                 bound: list[object] = [inside[0].first_day, inside[-1].first_day]
             else:
-                when = exp.column(cols.month).isin(*[exp.Placeholder() for _ in inside])
+                reads.append((table.table_name, len(inside)))
                 bound = [m.first_day for m in inside]
-            selects.append(
-                exp.select(
-                    exp.alias_(exp.cast(exp.Placeholder(), "int"), "scope"),
-                    exp.alias_(exp.cast(exp.Placeholder(), "text"), cols.outer),
-                    exp.alias_(exp.cast(exp.Placeholder(), "text"), cols.inner),
-                    exp.column(cols.entity),
-                    exp.column(cols.value),
-                    _as(summed, cols.summed_role),
-                    copy=False,
-                )
-                .from_(exp.to_table(table.table_name), copy=False)
-                .where(when, copy=False)
-            )
             params += [position, table.outer, table.inner, *bound]
-    if not selects:
-        return None
+    return tuple(reads), params
+
+
+def _selects(reads: Sequence[tuple[str, int]], cols: TableColumns) -> exp.Query:
+    """Every row of the tables ``_rows`` chose, tagged with its scope (all of it bound).
+
+    The fixed part reads the schema's own column names (``project_name``, ``price``,
+    ``units_sold`` for real estate); a NULL stands in for units where the schema sums nothing.
+    """
+    # The builders' copy=False: these nodes are new, and copying sqlglot trees is slow.
+    selects: list[exp.Select] = []
+    for table_name, n_months in reads:
+        summed = exp.column(cols.summed) if cols.summed else exp.cast(exp.null(), "int")
+        if n_months == 0:
+            when = exp.column(cols.month).between(exp.Placeholder(), exp.Placeholder())
+        else:
+            when = exp.column(cols.month).isin(*[exp.Placeholder() for _ in range(n_months)])
+        selects.append(
+            exp.select(
+                exp.alias_(exp.cast(exp.Placeholder(), "int"), "scope"),
+                exp.alias_(exp.cast(exp.Placeholder(), "text"), cols.outer),
+                exp.alias_(exp.cast(exp.Placeholder(), "text"), cols.inner),
+                exp.column(cols.entity),
+                exp.column(cols.value),
+                _as(summed, cols.summed_role),
+                copy=False,
+            )
+            .from_(exp.to_table(table_name), copy=False)
+            .where(when, copy=False)
+        )
     query: exp.Query = selects[0]
     for select in selects[1:]:
         query = exp.union(query, select, distinct=False, copy=False)
-    return query, params
+    return query
 
 
 def scope_answer_query(
@@ -210,23 +223,32 @@ def scope_answer_query(
     months: Sequence[Month],
     cols: TableColumns | None = None,
 ) -> HistoryQuery | None:
-    """The answer query of ``query`` over ``scopes`` in ``months`` (None: no table applies)."""
-    rows = _rows(scopes, tables, sorted(set(months)), cols or default_columns())
-    if rows is None:
+    """The answer query of ``query`` over ``scopes`` in ``months`` (None: no table applies).
+
+    Its text is a function of the shape (the tables read, how each bounds its months, the
+    ``_Shape``), so the AST is built only when that shape's text is not known yet.
+    """
+    cols = cols or default_columns()
+    reads, params = _rows(scopes, tables, sorted(set(months)))
+    if not reads:
         return None
-    union, params = rows
     shape = _Shape(
         query.op, query.metric, query.rank_by, query.extreme,
-        query.low is not None, query.high is not None, cols or default_columns(),
+        query.low is not None, query.high is not None, cols,
     )  # fmt: skip
-    ast = _skeleton(shape).copy()
-    cte = next(c for c in ast.find_all(exp.CTE) if c.alias == "scope_rows")
-    cte.set("this", union)
     params += [-sys.float_info.max, sys.float_info.max]  # clean: finite prices only
     if shape.op in (ScopeOp.FILTER, ScopeOp.FILTER_THEN_PICK):
         params += [b for b in (query.low, query.high) if b is not None]
     if shape.op is ScopeOp.TOP_THEN_PICK or shape.op is ScopeOp.TOP:
         params.append(query.n)
-    if _placeholders(ast) != len(params):  # a shape and its parameters went out of step
-        raise AssertionError(f"{_placeholders(ast)} placeholders for {len(params)} parameters")
-    return HistoryQuery.of(ast, tuple(params))
+    n_params = len(params)
+
+    def build() -> exp.Query:
+        ast = _skeleton(shape).copy()
+        cte = next(c for c in ast.find_all(exp.CTE) if c.alias == "scope_rows")
+        cte.set("this", _selects(reads, cols))
+        if _placeholders(ast) != n_params:  # a shape and its parameters went out of step
+            raise AssertionError(f"{_placeholders(ast)} placeholders for {n_params} parameters")
+        return ast
+
+    return HistoryQuery(build, tuple(params), ("scope-answer", shape, reads))

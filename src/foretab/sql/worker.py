@@ -311,7 +311,10 @@ class _Session:
         query, text = checked.query, checked.text
         n_placeholders = sum(1 for _ in query.find_all(exp.Placeholder)) - len(checked.params)
         if not checked.calls:
-            return _Verdict(text, self.conn.backend.render(query), n_placeholders)
+            backend = self.conn.backend
+            # ``text`` is the dialect's text without comments, '?' markers checked unnamed.
+            driver_sql = text if backend.renders_dialect_text else backend.render(query)
+            return _Verdict(text, driver_sql, n_placeholders)
         if request.prepare_only:
             return Prepared(text)
         if not checked.bound:
