@@ -155,3 +155,14 @@ def write_json(report: LatencyReport, path: Path) -> None:
     from foretab.core.schema import dumps_plain
 
     path.write_text(dumps_plain(asdict(report), indent=2) + "\n")
+
+
+def sample_questions(questions: list[str], n: int, seed: int) -> list[str]:
+    """``n`` questions drawn at random from all of them (all when ``n`` <= 0), file order kept.
+
+    A built QA file is ordered by template: its first N questions are a few families only.
+    """
+    if n <= 0 or n >= len(questions):
+        return list(questions)
+    picked = sorted(random.Random(seed).sample(range(len(questions)), n))
+    return [questions[i] for i in picked]

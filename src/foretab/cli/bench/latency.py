@@ -25,17 +25,31 @@ def latency(
             help="A QA dataset (.jsonl from `foretab bench build`); default: built-in questions."
         ),
     ] = None,
-    n: Annotated[int, typer.Option(help="How many questions to time.")] = 300,
+    n: Annotated[
+        int,
+        typer.Option(
+            help="How many questions to time (0: all of --dataset). From a dataset they are drawn "
+            "at random (--seed) from the whole file: a built file is ordered by template, so "
+            "its first N cover a few families only."
+        ),
+    ] = 300,
+    seed: Annotated[int, typer.Option(help="The draw of --n questions from --dataset.")] = 0,
     future: Annotated[str, typer.Option(help="model, oracle or none.")] = "model",
     cold_runs: Annotated[int, typer.Option(help="Fresh `foretab ask` processes to time.")] = 3,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here.")] = None,
 ) -> None:
     """Print warm Engine.ask p50/p95 and cold `foretab ask` wall time (milliseconds)."""
-    from foretab.bench.perf.latency import builtin_questions, measure, write_json
+    from foretab.bench.perf.latency import (
+        builtin_questions,
+        measure,
+        sample_questions,
+        write_json,
+    )
 
     if dataset is not None:
         lines = dataset.read_text(encoding="utf-8").splitlines()
-        questions = [json.loads(line)["question"] for line in lines if line.strip()][:n]
+        every = [json.loads(line)["question"] for line in lines if line.strip()]
+        questions = sample_questions(every, n, seed)
     else:
         questions = builtin_questions(db, n)
     with Progress(console=Console(stderr=True), transient=True) as bar:
