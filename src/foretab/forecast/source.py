@@ -42,6 +42,18 @@ class SeriesModel(Protocol):
     ) -> np.ndarray: ...
 
 
+def require_within_horizon(months: Sequence[Month], reference: Month, model: str) -> int:
+    """The horizon ``months`` need; months past the models' reach are refused by name."""
+    horizon = months[-1].minus(reference)
+    if horizon > MAX_HORIZON:
+        raise ForecastError(
+            f"cannot forecast {months[-1].label}: {model} covers "
+            f"{(reference + 1).label} to {(reference + MAX_HORIZON).label}",
+            suggestions=(f"ask about at most {MAX_HORIZON} months after {reference.label}",),
+        )
+    return horizon
+
+
 def history_array(
     history: History, refs: Sequence[EntityRef], reference: Month, lookback: int
 ) -> np.ndarray:
@@ -147,13 +159,7 @@ class ModelSource:
         """
         if not months:
             return Forecast(self.name)
-        horizon = months[-1].minus(reference)
-        if horizon > MAX_HORIZON:
-            raise ForecastError(
-                f"cannot forecast {months[-1].label}: the forecaster covers "
-                f"{(reference + 1).label} to {(reference + MAX_HORIZON).label}",
-                suggestions=(f"ask about at most {MAX_HORIZON} months after {reference.label}",),
-            )
+        horizon = require_within_horizon(months, reference, "the forecaster")
         lookback = self.model.lookback
         arr = history_array(history, refs, reference, lookback)
         for i, ref in enumerate(refs):

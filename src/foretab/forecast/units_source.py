@@ -18,8 +18,7 @@ from foretab.core.months import Month
 from foretab.core.plan import EntityRef, Metric, Plan
 from foretab.core.series import Forecast, ForecastBasis, ForecastPoint, History
 from foretab.errors import ForecastError
-from foretab.forecast.base import MAX_HORIZON
-from foretab.forecast.source import history_array
+from foretab.forecast.source import history_array, require_within_horizon
 from foretab.forecast.units import UnitsForecast
 from foretab.forecast.units_store import UnitsStoreModel
 
@@ -60,13 +59,7 @@ class UnitsSource:
                 f"question's reference month is {reference.iso}",
                 suggestions=("run `foretab train --db DB` to refit it",),
             )
-        horizon = months[-1].minus(reference)
-        if horizon > MAX_HORIZON:
-            raise ForecastError(
-                f"cannot forecast {months[-1].label}: the units model covers "
-                f"{(reference + 1).label} to {(reference + MAX_HORIZON).label}",
-                suggestions=(f"ask about at most {MAX_HORIZON} months after {reference.label}",),
-            )
+        horizon = require_within_horizon(months, reference, "the units model")
         lookback = self.model.lookback
         arr = history_array(history, refs, reference, lookback)
         for i, ref in enumerate(refs):
