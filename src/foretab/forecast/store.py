@@ -22,6 +22,7 @@ from foretab.corpus.schema import SLOTS, STORE_COLUMNS, STORE_VALUE_COLUMN
 from foretab.errors import ForecastError
 from foretab.forecast.base import MAX_HORIZON, Forecaster, Place, check_panel
 from foretab.forecast.market import place_keys
+from foretab.forecast.windows import MAX_FIT_SERIES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -265,9 +266,11 @@ def fit_store_model(
     progress(stage, 0, 0)
     forecaster.on_progress = lambda done, total: progress(stage, done, total)
     places = entity_places(panel.entities)
-    if isinstance(forecaster, LightGBMForecaster) and calibrate:
-        # A backtest will set the intervals: residuals on its own rows would be wasted.
-        forecaster.in_sample_residuals = not can_backtest(len(panel.months))
+    if isinstance(forecaster, LightGBMForecaster):
+        forecaster.max_series = MAX_FIT_SERIES  # bounded memory past the real corpus's size
+        if calibrate:
+            # A backtest will set the intervals: residuals on its own rows would be wasted.
+            forecaster.in_sample_residuals = not can_backtest(len(panel.months))
     try:
         if forecaster.uses_places:
             forecaster.fit(panel.values, places=places)  # type: ignore[call-arg]
@@ -296,6 +299,8 @@ def fit_store_model(
                 make_drift_copy=lambda: _calibration_copy(
                     name, seed, DRIFT_ROW_FRACTION, DRIFT_ROUNDS
                 ),
+                max_series=MAX_FIT_SERIES,
+                seed=seed,
             )
         except TooShort:  # under 15 months of history: in-sample residuals, and it says so
             cal = None
@@ -365,6 +370,7 @@ def _calibration_copy(
             forecaster.default_rounds = rounds
             forecaster.default_learning_rate = budget / rounds
         forecaster.in_sample_residuals = False  # the backtest measures its residuals
+        forecaster.max_series = MAX_FIT_SERIES
     return forecaster
 
 

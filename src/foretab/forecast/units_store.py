@@ -25,6 +25,7 @@ from foretab.corpus.schema import SLOTS, STORE_COLUMNS, STORE_VALUE_COLUMN
 from foretab.errors import ForecastError
 from foretab.forecast.persist import MAX_MEMBER_BYTES
 from foretab.forecast.units import LEVEL, ROUNDS, WINDOW, UnitsForecast, UnitsModel
+from foretab.forecast.windows import MAX_FIT_SERIES, sample_series
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -190,6 +191,11 @@ def fit_units_store_model(
 
     rounds = rounds or units.ROUNDS
     refs, first, values = units_panel(frame, reference_month)
+    # Past the cap a seeded sample of series, before any training row is built: the
+    # rows (24 origins x 12 horizons per series) are most of the fit's memory.
+    picked = sample_series(len(refs), MAX_FIT_SERIES, seed)
+    if picked is not None:
+        values = values[picked]
     start = time.perf_counter()
     model = UnitsModel.fit(values, first.month, seed, rounds=rounds, activity=True)
     return UnitsStoreModel(
