@@ -103,15 +103,22 @@ def _stage(
 
 
 def store_megabytes(db: str) -> float:
-    """Bytes on disk of a DuckDB store (both sides and the artifacts), in MB."""
-    base = Path(db)
-    stem = base.name.removesuffix(".duckdb")
-    total = 0
-    for path in base.parent.iterdir():
-        if path.name.startswith(stem):
-            files = path.rglob("*") if path.is_dir() else [path]
-            total += sum(f.stat().st_size for f in files if f.is_file())
-    return total / 1e6
+    """Bytes on disk of a DuckDB store (both sides and the artifacts), in MB.
+
+    The store's own paths, symlinks followed: matching file names by prefix counted
+    ``scale-10``'s and ``scale-100``'s stores (and the corpora) as part of ``scale-1``'s.
+    """
+    from foretab.store.location import StoreLocation
+
+    location = StoreLocation.parse(db)
+    files: set[Path] = set()
+    for path in (Path(location.history), Path(location.future), location.artifacts_dir):
+        real = path.resolve()
+        if real.is_dir():
+            files |= {f for f in real.rglob("*") if f.is_file()}
+        elif real.is_file():
+            files.add(real)
+    return sum(f.stat().st_size for f in files) / 1e6
 
 
 def postgres_megabytes(url: str) -> float:
