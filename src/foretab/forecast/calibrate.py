@@ -42,6 +42,7 @@ import numpy as np
 
 from foretab.forecast.base import MAX_HORIZON, Forecaster, Place, check_panel
 from foretab.forecast.spread import Spread, fit_spread
+from foretab.forecast.windows import sample_series
 
 GRID = np.linspace(0.0, 1.0, 101)
 #: Eligibility of a series at an origin (as the corpus benchmark / QA builder filter).
@@ -124,15 +125,24 @@ def run_backtest(
     lookback: int,
     n_origins: int = MAX_HORIZON,
     places: Sequence[Place] | None = None,
+    max_series: int | None = None,
+    seed: int = 0,
 ) -> Backtest:
     """Fit a copy on ``panel[:, :T−n]`` and forecast from each of the last ``n`` origins.
 
     ``places`` (one per panel row) for a model that reads them; after fitting, the copy
     observes the whole panel's market signals, which at each origin are what was known
-    then (they are causal), never the targets it is scored on.
+    then (they are causal), never the targets it is scored on. ``max_series``: past it,
+    only a seeded sample of that many series is forecast and scored (the copy's own fit
+    is capped by its ``max_series``), so the residuals' memory and time stay bounded.
     """
     values = check_panel(panel)
     t = values.shape[1]
+    picked = sample_series(values.shape[0], max_series, seed)
+    scored = np.ones(values.shape[0], dtype=bool)
+    if picked is not None:
+        scored[:] = False
+        scored[picked] = True
     # A short panel gets fewer origins (its long horizons borrow from shorter ones); the
     # calibration copy needs at least MIN_TRAIN months to fit on.
     n_origins = min(n_origins, t - MIN_TRAIN)
@@ -152,7 +162,7 @@ def run_backtest(
         hist = values[:, : origin + 1]
         recent = np.isfinite(hist[:, -WINDOW:]).sum(axis=1)
         actual = values[:, origin + 1 : origin + 1 + h]
-        rows = (recent >= MIN_OBS) & np.isfinite(actual).any(axis=1)
+        rows = scored & (recent >= MIN_OBS) & np.isfinite(actual).any(axis=1)
         if not rows.any():
             continue
         pred = model.predict(
@@ -213,6 +223,8 @@ def conformal_quantiles(
     places: Sequence[Place] | None = None,
     adaptive: bool = True,
     make_drift_copy: Callable[[], Forecaster] | None = None,
+    max_series: int | None = None,
+    seed: int = 0,
 ) -> Calibration:
     """Backtest, then calibrate: the residual grid a store model's intervals use.
 
@@ -220,9 +232,9 @@ def conformal_quantiles(
     (``foretab.forecast.spread``) first, so intervals widen with a series' own noise.
     ``make_drift_copy``: a second backtest over the last ``DRIFT_ORIGINS`` months sets
     the location (``recent_drift``) and the grid is centred; without it the grid keeps
-    its own median (plain split conformal).
+    its own median (plain split conformal). ``max_series``, ``seed``: ``run_backtest``'s.
     """
-    backtest = run_backtest(panel, make_forecaster, lookback, n_origins, places)
+    backtest = run_backtest(panel, make_forecaster, lookback, n_origins, places, max_series, seed)
     origins = min(n_origins, panel.shape[1] - MIN_TRAIN)
     centre = make_drift_copy is not None
     if not adaptive:
@@ -231,7 +243,7 @@ def conformal_quantiles(
         cal = calibrate_adaptive(backtest, origins, centre)
     if make_drift_copy is None:
         return cal
-    recent = run_backtest(panel, make_drift_copy, lookback, DRIFT_ORIGINS, places)
+    recent = run_backtest(panel, make_drift_copy, lookback, DRIFT_ORIGINS, places, max_series, seed)
     return replace(cal, drift=recent_drift(recent.residuals))
 
 

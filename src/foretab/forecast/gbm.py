@@ -32,7 +32,7 @@ from foretab.forecast.cluster import active_trainer
 from foretab.forecast.features import window_features
 from foretab.forecast.market import Market, market_features
 from foretab.forecast.spread import Spread
-from foretab.forecast.windows import cut_windows, history_ends
+from foretab.forecast.windows import cut_windows, history_ends, sample_series
 
 
 def _rows(
@@ -211,6 +211,10 @@ class LightGBMForecaster(Forecaster):
         # (100k rows through the trees); the store turns that off when a backtest will
         # replace them (``foretab.forecast.calibrate``), and for the backtest's own copy.
         self.in_sample_residuals = True
+        # At most this many series (a seeded sample) give training windows; the market
+        # signals still come from every series. None: all (the store sets
+        # ``windows.MAX_FIT_SERIES``, which bounds a fit's memory at 100x the corpus).
+        self.max_series: int | None = None
         self.fit_seconds = 0.0
 
     def restore(
@@ -265,14 +269,20 @@ class LightGBMForecaster(Forecaster):
         """Fit on every window of ``panel``; ``places`` (one per row) for the market signals."""
         start = time.perf_counter()
         panel = np.asarray(panel, dtype=float)
-        win = cut_windows(panel, self.lookback, min_end=self.min_end)
+        # Sampled before any window is cut: the windows and their feature rows are most
+        # of a fit's memory.
+        picked = sample_series(panel.shape[0], self.max_series, self.seed)
+        fit_panel = panel if picked is None else panel[picked]
+        win = cut_windows(fit_panel, self.lookback, min_end=self.min_end)
         self.market = None
         self._last = None
         market = None
         if self.uses_places:
             self.market = Market.build(check_panel(panel), places)
-            members = self.market.members(places, panel.shape[0])[win.row]
-            market = (self.market, members, win.end)
+            members = self.market.members(places, panel.shape[0])
+            if picked is not None:
+                members = members[picked]
+            market = (self.market, members[win.row], win.end)
         fraction = (
             self.row_fraction
             if val is not None

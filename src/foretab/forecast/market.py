@@ -50,9 +50,22 @@ class Market:
     #: ``[G, T, 12]`` seasonal tables (``_season_tables``), derived once: a question's
     #: forecast should not recompute them
     season: np.ndarray = field(init=False, repr=False, compare=False)
+    #: ``[G, T+1]`` running sums of ``change`` (NaN as 0) and of its seen months, and each
+    #: key's row: derived once too, as a question's windows read them. At 100x the corpus
+    #: (11,001 groups) recomputing them took ~6 ms of a 14 ms forecast question; at 1x
+    #: (111 groups) it made no difference (docs/experiments.md, issue 26).
+    running: np.ndarray = field(init=False, repr=False, compare=False)
+    seen_running: np.ndarray = field(init=False, repr=False, compare=False)
+    index: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "season", _season_tables(self.change))
+        start = np.zeros((len(self.keys), 1))
+        running = np.cumsum(np.nan_to_num(self.change), axis=1)
+        seen = np.cumsum(np.isfinite(self.change), axis=1)
+        object.__setattr__(self, "running", np.concatenate([start, running], axis=1))
+        object.__setattr__(self, "seen_running", np.concatenate([start, seen], axis=1))
+        object.__setattr__(self, "index", {k: i for i, k in enumerate(self.keys)})
 
     @property
     def months(self) -> int:
@@ -60,7 +73,7 @@ class Market:
 
     def members(self, places: Sequence[Place] | None, n: int) -> np.ndarray:
         """``[n, 3]`` group indices (district, city, all) per series; -1 where unknown."""
-        index = {k: i for i, k in enumerate(self.keys)}
+        index = self.index
         out = np.full((n, len(LEVELS)), -1, dtype=int)
         out[:, 2] = index[ALL]
         if places is not None:
@@ -126,16 +139,7 @@ def market_features(
     """
     m = len(end)
     t = market.months
-    csum = np.concatenate(
-        [np.zeros((len(market.keys), 1)), np.cumsum(np.nan_to_num(market.change), axis=1)], axis=1
-    )
-    seen = np.concatenate(
-        [
-            np.zeros((len(market.keys), 1)),
-            np.cumsum(np.isfinite(market.change), axis=1),
-        ],
-        axis=1,
-    )
+    csum, seen = market.running, market.seen_running
     # Every level and span in one step each (a question's one or two windows: numpy's
     # per-call cost is what counts); the same values as a loop over them.
     e = np.clip(end, 0, t - 1)

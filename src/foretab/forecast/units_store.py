@@ -21,10 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from foretab.core.months import Month, month_range
 from foretab.core.plan import EntityRef
-from foretab.corpus.schema import SLOTS, STORE_COLUMNS, STORE_VALUE_COLUMN
+from foretab.corpus.schema import STORE_VALUE_COLUMN
 from foretab.errors import ForecastError
 from foretab.forecast.persist import MAX_MEMBER_BYTES
 from foretab.forecast.units import LEVEL, ROUNDS, WINDOW, UnitsForecast, UnitsModel
+from foretab.forecast.windows import MAX_FIT_SERIES, sample_series
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -158,20 +159,19 @@ def units_panel(
 
     Unlike prices, 0 is a value (a month with a row and no sale); NaN: no row.
     """
-    months_all = frame["month"].map(Month.parse)
-    keep = months_all <= last
-    sub = frame.loc[keep & frame[STORE_VALUE_COLUMN].notna()]
+    from foretab.forecast.store import entity_rows, month_offsets
+
+    parsed, which = month_offsets(frame["month"])
+    is_past = np.array([m <= last for m in parsed.values()], dtype=bool)[which]
+    sub = frame.loc[is_past & frame[STORE_VALUE_COLUMN].notna().to_numpy()]
     if sub.empty:
         raise ForecastError("the history store has no units sold to learn from")
-    first = min(months_all[sub.index])
+    parsed, which = month_offsets(sub["month"])
+    first = min(parsed.values())
     months = list(month_range(first, last))
-    outer, inner, name = (STORE_COLUMNS[slot] for slot in SLOTS)
-    keys = [EntityRef(*k) for k in zip(sub[outer], sub[inner], sub[name], strict=True)]
-    refs = tuple(sorted(set(keys)))
-    row_of = {r: i for i, r in enumerate(refs)}
+    refs, rows = entity_rows(sub)
+    cols = np.array([m.minus(first) for m in parsed.values()], dtype=int)[which]
     values = np.full((len(refs), len(months)), np.nan)
-    rows = np.array([row_of[k] for k in keys], dtype=int)
-    cols = np.array([m.minus(first) for m in months_all[sub.index]], dtype=int)
     values[rows, cols] = sub[STORE_VALUE_COLUMN].to_numpy(dtype=float)
     with np.errstate(invalid="ignore"):
         values[~(values >= 0)] = np.nan  # a negative count is not one
@@ -190,6 +190,11 @@ def fit_units_store_model(
 
     rounds = rounds or units.ROUNDS
     refs, first, values = units_panel(frame, reference_month)
+    # Past the cap a seeded sample of series, before any training row is built: the
+    # rows (24 origins x 12 horizons per series) are most of the fit's memory.
+    picked = sample_series(len(refs), MAX_FIT_SERIES, seed)
+    if picked is not None:
+        values = values[picked]
     start = time.perf_counter()
     model = UnitsModel.fit(values, first.month, seed, rounds=rounds, activity=True)
     return UnitsStoreModel(

@@ -12,6 +12,26 @@ import numpy as np
 
 from foretab.forecast.base import MAX_HORIZON
 
+#: The most series a store model's fits cut training rows from (the price model, its
+#: calibration backtest and the units model); past it, a seeded sample (``sample_series``)
+#: chosen before any window or feature row is built. A fit's memory grows with the series
+#: it reads (~0.1 MB each: 0.7 GB for the 1x scale corpus's 4,624 series, 4.7 GB for
+#: K = 10's 45,878, docs/scale.md), so without a cap 100x the corpus needs ~30 GB. The real
+#: corpus (5,634 projects) and the 1x scale corpus stay far below it: nothing changes for
+#: them; 20,000 keeps a fit near 2.5 GB at any size.
+MAX_FIT_SERIES = 20_000
+
+
+def sample_series(n: int, cap: int | None, seed: int) -> np.ndarray | None:
+    """Sorted indices of a seeded sample of ``cap`` of ``n`` series; ``None``: keep all.
+
+    ``None`` whenever ``n <= cap`` (or there is no cap), so a fit at or below the cap
+    draws nothing and is the same fit as without one.
+    """
+    if cap is None or n <= cap:
+        return None
+    return np.sort(np.random.default_rng(seed).choice(n, size=cap, replace=False))
+
 
 @dataclass(frozen=True, slots=True)
 class Windows:

@@ -315,8 +315,10 @@ class EntityIndex:
         start, end = tokens[0].start, tokens[-1].end
         text = question[start:end]
         if pids is not None:
-            place_ids = tuple(pid for _, pid in places or ())
             place_kind = places[0][0] if places else None
+            # Only ids of that kind: a name that is a city and a district as well (at 100x
+            # the corpus some are) mixed district ids into the city ids (IndexError).
+            place_ids = tuple(pid for k, pid in places or () if k == place_kind)
             return Mention(MentionKind.ENTITY, start, end, text, tuple(pids), place_ids, place_kind)
         assert places is not None
         # A name that is both a city and a district ("Suzhou"?) counts as the city.

@@ -25,7 +25,7 @@ from foretab.store.layout import SideLayout, split
 from foretab.store.location import StoreLocation
 from foretab.store.naming import GENERATION_KEY, SCHEMA_KEY, SIDE_KEY
 from foretab.store.swap import swap_in
-from foretab.store.validate import CleanCorpus, clean, read_table
+from foretab.store.validate import MAX_INPUT_BYTES, CleanCorpus, clean, read_table
 from foretab.store.writers import write_duckdb
 
 TableProgress = Callable[[str, int, int], None]  # (table name, done, total)
@@ -56,15 +56,17 @@ def ingest_path(
     *,
     schema: CorpusSchema | None = None,
     progress: TableProgress | None = None,
+    max_parquet_bytes: int = MAX_INPUT_BYTES,
 ) -> IngestSummary:
     """Ingest a CSV (gzip allowed) or Parquet file into the store at ``db``.
 
     ``schema`` says which columns hold the entity levels, the month and the measures, and
-    how tables are named; the real-estate schema by default.
+    how tables are named; the real-estate schema by default. ``max_parquet_bytes``:
+    ``read_table``'s.
     """
     path = Path(path)
     schema = schema or default_schema()
-    corpus = clean(read_table(path), str(path), schema)
+    corpus = clean(read_table(path, max_parquet_bytes), str(path), schema)
     return _ingest(corpus, db, reference_month, str(path), progress, schema)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from foretab.core.months import Month
@@ -65,22 +66,21 @@ def _side(frame: pd.DataFrame, extras: tuple[str, ...], schema: CorpusSchema) ->
     year = frame["month"].str.slice(0, 4).astype(int)
     keys = pd.DataFrame({"city": frame["city"], "district": frame["district"], "year": year})
     specs: list[CatalogEntry] = []
-    table_of_row = pd.Series("", index=frame.index, dtype=object)
-    for (city, district, yr), idx in keys.groupby(["city", "district", "year"]).groups.items():
+    grouped = keys.groupby(["city", "district", "year"])
+    for (city, district, yr), size in grouped.size().items():
         slot_values = {"outer": str(city), "inner": str(district)}
         groups = {name: slot_values[slot] for slot, name in schema.group_slots}
         name = schema.table_name(groups, int(yr))
-        table_of_row.loc[idx] = name
         specs.append(
             CatalogEntry(
-                name,
-                schema.caption(groups, int(yr)),
-                str(city),
-                str(district),
-                int(yr),
-                len(idx),
+                name, schema.caption(groups, int(yr)), str(city), str(district), int(yr), int(size)
             )
         )
+    # Each row's table by its group's number: assigning group by group into one column
+    # copied the column per table (quadratic: hours at 100x the corpus's 30,590 tables).
+    group = grouped.ngroup().to_numpy()
+    table_names = np.array([spec.table_name for spec in specs] + [""], dtype=object)
+    table_of_row = table_names[np.where(group >= 0, group, len(specs))]
     rows = pd.DataFrame(
         {
             "_table": table_of_row,

@@ -31,6 +31,9 @@ from foretab.store.naming import (
 if TYPE_CHECKING:
     import pandas as pd
 
+#: Tables read per query by ``panel`` (one ``UNION ALL``).
+PANEL_TABLES = 500
+
 
 class _Store:
     side: Side
@@ -129,28 +132,59 @@ class _Store:
         ``month`` is ``YYYY-MM``; the column names are the engine's slots, whatever the
         corpus schema calls them in the tables. ``summed``: the summed measure (units sold)
         instead, in the same ``price`` column (the schema must have one).
+
+        Read ``PANEL_TABLES`` tables a query, every repeated text one shared object: at
+        100x the corpus (6.2M rows, 30,590 tables) one query's row tuples and a string
+        object per cell need several GB, and the store connection's memory limit is 1 GB.
         """
+        import numpy as np
         import pandas as pd
 
+        names = ["city", "district", "project", "month", "price"]
         entries = self.catalog()
         if not entries:
-            return pd.DataFrame(columns=["city", "district", "project", "month", "price"])
+            return pd.DataFrame(columns=names)
         cols = self.schema.columns
-        selects = [
-            exp.select(
-                exp.alias_(exp.cast(param(), "text"), "city"),
-                exp.alias_(exp.cast(param(), "text"), "district"),
-                exp.alias_(column(cols.entity), "project"),
-                exp.alias_(column(cols.month), "month"),
-                exp.alias_(column(cols.summed if summed and cols.summed else cols.value), "price"),
-            ).from_(table(e.table_name))
-            for e in entries
-        ]
-        params = tuple(v for e in entries for v in (e.outer, e.inner))
-        result = self._conn.fetch(_union_all(selects), params)
-        frame = pd.DataFrame(list(result.rows), columns=list(result.columns))
-        frame["month"] = pd.to_datetime(frame["month"]).dt.strftime("%Y-%m")
-        frame["price"] = frame["price"].astype(float)
+        measure = cols.summed if summed and cols.summed else cols.value
+        shared: dict[Any, Any] = {}
+        month_text: dict[Any, Any] = {}
+
+        def month_of(value: Any) -> Any:
+            text = month_text.get(value)
+            if text is None:
+                stamp = pd.Timestamp(value)
+                text = month_text[value] = np.nan if pd.isna(stamp) else stamp.strftime("%Y-%m")
+            return text
+
+        texts: list[list[Any]] = [[], [], [], []]
+        prices: list[np.ndarray] = []
+        for start in range(0, len(entries), PANEL_TABLES):
+            batch = entries[start : start + PANEL_TABLES]
+            selects = [
+                exp.select(
+                    exp.alias_(exp.cast(param(), "text"), "city"),
+                    exp.alias_(exp.cast(param(), "text"), "district"),
+                    exp.alias_(column(cols.entity), "project"),
+                    exp.alias_(column(cols.month), "month"),
+                    exp.alias_(column(measure), "price"),
+                ).from_(table(e.table_name))
+                for e in batch
+            ]
+            params = tuple(v for e in batch for v in (e.outer, e.inner))
+            rows = self._conn.fetch(_union_all(selects), params).rows
+            if not rows:
+                continue
+            city, district, project, month, price = zip(*rows, strict=True)
+            for out, values in zip(texts[:3], (city, district, project), strict=True):
+                out += map(shared.setdefault, values, values)
+            texts[3] += map(month_of, month)
+            prices.append(np.array(price, dtype=float))
+        frame = pd.DataFrame(
+            {
+                **dict(zip(names[:4], texts, strict=True)),
+                "price": np.concatenate(prices) if prices else np.empty(0),
+            }
+        )
         return frame.sort_values(["city", "district", "project", "month"], ignore_index=True)
 
 

@@ -79,8 +79,12 @@ class CleanCorpus:
     duplicates_dropped: int
 
 
-def read_table(path: Path) -> pd.DataFrame:
-    """Load a CSV (gzip allowed) or Parquet file as strings-as-read."""
+def read_table(path: Path, max_parquet_bytes: int = MAX_INPUT_BYTES) -> pd.DataFrame:
+    """Load a CSV (gzip allowed) or Parquet file as strings-as-read.
+
+    ``max_parquet_bytes``: a Parquet file's limit once decoded (``foretab bench scale``
+    raises it for the corpus it generated itself; a user's file keeps the default).
+    """
     if not path.exists():
         raise IngestError(f"{path}: no such file.")
     if path.stat().st_size == 0:
@@ -89,7 +93,7 @@ def read_table(path: Path) -> pd.DataFrame:
         magic = handle.read(4)
     try:
         if magic == b"PAR1" or path.suffix.lower() in {".parquet", ".pq"}:
-            return read_parquet_limited(path)
+            return read_parquet_limited(path, max_parquet_bytes)
         is_gzip = magic[:2] == b"\x1f\x8b"
         name = path.name.lower()
         if is_gzip or name.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
@@ -165,7 +169,9 @@ def _refuse_short_rows(raw: pd.DataFrame, path: Path) -> pd.DataFrame:
     return raw
 
 
-def _check_parquet(path: Path, max_columns: int | None = MAX_COLUMNS) -> None:
+def _check_parquet(
+    path: Path, max_columns: int | None = MAX_COLUMNS, max_bytes: int = MAX_INPUT_BYTES
+) -> None:
     import pyarrow.parquet as pq
 
     meta = pq.ParquetFile(path).metadata
@@ -173,11 +179,11 @@ def _check_parquet(path: Path, max_columns: int | None = MAX_COLUMNS) -> None:
     if max_columns is not None and meta.num_columns > max_columns:
         raise IngestError(f"{path}: {meta.num_columns} columns; at most {max_columns}.")
     cells = meta.num_rows * meta.num_columns
-    if size > MAX_INPUT_BYTES or cells > MAX_PARQUET_CELLS:
+    if size > max_bytes or cells > max_bytes // 8:
         raise IngestError(
             f"{path}: {meta.num_rows:,} rows x {meta.num_columns} columns "
             f"({max(size, cells * 8) // 2**20:,} MiB) once decoded; at most "
-            f"{MAX_INPUT_BYTES // 2**20} MiB ({MAX_PARQUET_CELLS:,} cells). Split the file."
+            f"{max_bytes // 2**20} MiB ({max_bytes // 8:,} cells). Split the file."
         )
 
 
@@ -195,7 +201,7 @@ def read_parquet_limited(
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    _check_parquet(path, max_columns)
+    _check_parquet(path, max_columns, max_bytes)
     try:
         schema = pq.ParquetFile(path).schema_arrow
         nested = [f.name for f in schema if pa.types.is_nested(f.type)]

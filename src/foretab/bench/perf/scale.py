@@ -86,16 +86,39 @@ def run_stage(stage: str, args: dict[str, Any], nice: int = 0) -> dict[str, Any]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _stage(
+    stage: str, args: dict[str, Any], saved: Path, resume: bool, nice: int
+) -> dict[str, Any]:
+    """``run_stage``, its figures kept in ``saved``; with ``resume``, ``saved``'s if there.
+
+    A K = 100 run takes an hour: a run cut short (or a stage run alone with
+    ``python -m foretab.bench.perf.scale_stage STAGE ARGS > saved``) need not redo the
+    stages it finished.
+    """
+    if resume and saved.exists():
+        return dict(json.loads(saved.read_text()))
+    figures = run_stage(stage, args, nice)
+    saved.write_text(json.dumps(figures) + "\n")
+    return figures
+
+
 def store_megabytes(db: str) -> float:
-    """Bytes on disk of a DuckDB store (both sides and the artifacts), in MB."""
-    base = Path(db)
-    stem = base.name.removesuffix(".duckdb")
-    total = 0
-    for path in base.parent.iterdir():
-        if path.name.startswith(stem):
-            files = path.rglob("*") if path.is_dir() else [path]
-            total += sum(f.stat().st_size for f in files if f.is_file())
-    return total / 1e6
+    """Bytes on disk of a DuckDB store (both sides and the artifacts), in MB.
+
+    The store's own paths, symlinks followed: matching file names by prefix counted
+    ``scale-10``'s and ``scale-100``'s stores (and the corpora) as part of ``scale-1``'s.
+    """
+    from foretab.store.location import StoreLocation
+
+    location = StoreLocation.parse(db)
+    files: set[Path] = set()
+    for path in (Path(location.history), Path(location.future), location.artifacts_dir):
+        real = path.resolve()
+        if real.is_dir():
+            files |= {f for f in real.rglob("*") if f.is_file()}
+        elif real.is_file():
+            files.add(real)
+    return sum(f.stat().st_size for f in files) / 1e6
 
 
 def postgres_megabytes(url: str) -> float:
@@ -136,25 +159,36 @@ def measure_scale(
     cold_runs: int = 3,
     nice: int = 0,
     progress: Callable[[str], None] = lambda _s: None,
+    resume: bool = False,
 ) -> ScaleRow:
-    """Every figure of K = ``scale``; ``db`` a store location (default a DuckDB file in ``work``)."""
+    """Every figure of K = ``scale``; ``db`` a store location (default a DuckDB file in ``work``).
+
+    Each stage's figures are kept in ``work`` (``scale-K-BACKEND.STAGE.json``); with
+    ``resume`` the ingest and training stages whose figures are there are not run again
+    (the store they measured must still be at ``db``).
+    """
     work.mkdir(parents=True, exist_ok=True)
     corpus = work / f"scale-{scale}.parquet"
     db = db or str(work / f"scale-{scale}.duckdb")
     backend = "postgresql" if db.startswith("postgresql") else "duckdb"
     row = ScaleRow(scale=scale, backend=backend)
+    made_json = work / f"scale-{scale}.generate.json"
     if not corpus.exists():
         progress(f"K={scale}: generating the corpus")
         made = run_stage("generate", {"path": str(corpus), "scale": scale, "seed": seed}, nice)
+        made_json.write_text(json.dumps(made) + "\n")
         row.generate_s = made["seconds"]
+    elif made_json.exists() and made_json.stat().st_size:
+        row.generate_s = json.loads(made_json.read_text())["seconds"]
+    saved = work / f"scale-{scale}-{backend}"
     progress(f"K={scale} {backend}: ingesting")
-    ingested = run_stage(
-        "ingest", {"path": str(corpus), "db": db, "reference": SCALE_REFERENCE.iso}, nice
-    )
+    ingest_args = {"path": str(corpus), "db": db, "reference": SCALE_REFERENCE.iso}
+    ingested = _stage("ingest", ingest_args, Path(f"{saved}.ingest.json"), resume, nice)
     row.ingest_s, row.ingest_rss_mb = ingested["seconds"], ingested["peak_rss_mb"]
     row.history_tables, row.rows = ingested["history_tables"], ingested["history_rows"]
     progress(f"K={scale} {backend}: training")
-    trained = run_stage("train", {"db": db, "seed": seed}, nice)
+    train_args = {"db": db, "seed": seed}
+    trained = _stage("train", train_args, Path(f"{saved}.train.json"), resume, nice)
     row.train_s, row.train_rss_mb, row.projects = (
         trained["seconds"],
         trained["peak_rss_mb"],

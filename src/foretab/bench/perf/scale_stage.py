@@ -30,13 +30,31 @@ def _generate(args: dict[str, Any]) -> dict[str, Any]:
 def _ingest(args: dict[str, Any]) -> dict[str, Any]:
     from foretab.core.months import Month
     from foretab.store.ingest import ingest_path
+    from foretab.store.validate import MAX_INPUT_BYTES
 
-    summary = ingest_path(args["path"], args["db"], Month.parse(args["reference"]))
+    # The corpus was generated here, not handed in: past K = 39 it is over the 256 MiB
+    # a user's file may decode to (K = 100: 651 MiB), so the limit is its own size.
+    limit = max(MAX_INPUT_BYTES, _decoded_bytes(args["path"]))
+    summary = ingest_path(
+        args["path"], args["db"], Month.parse(args["reference"]), max_parquet_bytes=limit
+    )
     return {
         "history_tables": summary.history_tables,
         "future_tables": summary.future_tables,
         "history_rows": summary.history_rows,
     }
+
+
+def _decoded_bytes(path: str) -> int:
+    """A bound on a generated Parquet file's decoded size, or its footer's figure.
+
+    64 bytes a cell: 8 for the value or string offset, the rest the longest names.
+    """
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(path).metadata
+    size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    return max(size, 64 * meta.num_rows * meta.num_columns)
 
 
 def _train(args: dict[str, Any]) -> dict[str, Any]:

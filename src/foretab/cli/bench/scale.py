@@ -66,6 +66,14 @@ def scale(
             help="Keep the rows of an earlier scale.json in --out (other K or backends).",
         ),
     ] = False,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "--resume/--no-resume",
+            help="Reuse the ingest and training figures a cut-short run kept in --out "
+            "(scale-K-BACKEND.STAGE.json) instead of running those stages again.",
+        ),
+    ] = False,
 ) -> None:
     """Generate K-times corpora and measure each stage's seconds, memory and latency.
 
@@ -103,6 +111,7 @@ def scale(
             cold_runs=cold_runs,
             nice=nice,
             progress=lambda text: console.print(text),
+            resume=resume,
         )
         rows = [r for r in rows if (r.scale, r.backend) != (k, row.backend)] + [row]
         write_rows(rows, json_path)  # after every K: a long run keeps what it measured
