@@ -272,7 +272,10 @@ def fit_store_model(
     name = model or STORE_DEFAULT_FORECASTER
     forecaster = get_forecaster(name, seed)
     start = time.perf_counter()
-    stage = f"fitting {name} on {len(panel.entities)} series × {len(panel.months)} months"
+    n = len(panel.entities)
+    capped = isinstance(forecaster, LightGBMForecaster) and n > MAX_FIT_SERIES
+    sampled = f" (windows from a seeded {MAX_FIT_SERIES:,} of them)" if capped else ""
+    stage = f"fitting {name} on {n:,} series × {len(panel.months)} months{sampled}"
     progress(stage, 0, 0)
     forecaster.on_progress = lambda done, total: progress(stage, done, total)
     places = entity_places(panel.entities)
