@@ -118,6 +118,13 @@ def run(
             "(default 0.1; 0 = independent)."
         ),
     ] = None,
+    city_correlation: Annotated[
+        float | None,
+        typer.Option(
+            help="Scenarios: the extra correlation between entities of one city (its "
+            "districts' shared shock; default in docs/calibration.md)."
+        ),
+    ] = None,
     *,
     engine: EngineChoice,
 ) -> None:
@@ -141,15 +148,16 @@ def run(
     from foretab.engine.rules import StoreRuleAnalyzer
 
     chosen = Copula()
-    if month_correlation is not None or shared_correlation is not None:
+    if any(c is not None for c in (month_correlation, shared_correlation, city_correlation)):
         chosen = Copula(
             chosen.months if month_correlation is None else month_correlation,
             chosen.shared if shared_correlation is None else shared_correlation,
+            chosen.city if city_correlation is None else city_correlation,
         )
     if decision != DEFAULT_DECISION or chosen != Copula():
         # The default engine already decides this way, with the default scenarios.
         stages["analyzer"] = StoreRuleAnalyzer(decision, chosen)
-    copula = f"months {chosen.months:g}, shared {chosen.shared:g}"
+    copula = f"months {chosen.months:g}, shared {chosen.shared:g}, city {chosen.city:g}"
     meta = {"engine": engine.kind, "decision": decision, "copula": copula}
     meta["probability_calibration"], meta["calibration_methods"] = _calibration_in_force(db)
     items = read_items(dataset)
