@@ -115,14 +115,14 @@ def run(
         float | None,
         typer.Option(
             help="Scenarios: correlation between entities of one group, e.g. a district "
-            "(default 0.1; 0 = independent)."
+            "(default 0.05, beside a city shock of 0.05; 0 = independent)."
         ),
     ] = None,
     city_correlation: Annotated[
         float | None,
         typer.Option(
-            help="Scenarios: the extra correlation between entities of one city (its "
-            "districts' shared shock; default in docs/calibration.md)."
+            help="Scenarios: the extra correlation between entities of one city (default "
+            "0.05; docs/calibration.md)."
         ),
     ] = None,
     *,
