@@ -115,11 +115,11 @@ def test_a_districts_mean_answer_is_the_mean_of_its_projects_answers() -> None:
 def test_the_city_shock_is_said_in_the_trace() -> None:
     with scenarios.using(Copula(0.7, 0.1, 0.2)):
         said = scenarios.described()
-    assert "shared shock 0.1 within a group, 0.2 within a city" in said
+    assert "shared shock 0.1 within a group, 0.2 within an outer place" in said
 
 
 def test_shocks_beyond_the_lasting_error_are_refused() -> None:
     from foretab.errors import QuestionError
 
-    with pytest.raises(QuestionError, match="--city-correlation"):
+    with pytest.raises(QuestionError, match="--outer-correlation"):
         Copula(0.3, 0.2, 0.2)

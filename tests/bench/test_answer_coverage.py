@@ -24,6 +24,7 @@ def _scored(db: str, sigma: float) -> dict[str, KindScore]:
     return {k.kind: k for k in result.kinds}
 
 
+@pytest.mark.slow  # two passes of the engine over the mini store: ~9 s
 def test_every_kind_is_scored_through_the_engine(mini_duckdb: str) -> None:
     narrow, wide = _scored(mini_duckdb, 1e-6), _scored(mini_duckdb, 0.3)
     assert set(wide) == {

@@ -173,7 +173,7 @@ def bench_answers(
 
 def described(copula: Copula) -> str:
     """The copula in the benchmark's words."""
-    return f"months {copula.months:g}, district {copula.shared:g}, city {copula.city:g}"
+    return f"months {copula.months:g}, district {copula.shared:g}, city {copula.outer:g}"
 
 
 def _one(

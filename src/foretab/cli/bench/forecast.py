@@ -203,9 +203,11 @@ def corpus_cmd(
         str | None,
         typer.Option(help="With --answers: the scenarios' district shock (a comma list)."),
     ] = None,
-    city_correlation: Annotated[
+    outer_correlation: Annotated[
         str | None,
-        typer.Option(help="With --answers: the scenarios' city shock (a comma list)."),
+        typer.Option(
+            help="With --answers: the scenarios' shock of an outer place, a city (a comma list)."
+        ),
     ] = None,
     limit: Annotated[
         int | None,
@@ -220,7 +222,7 @@ def corpus_cmd(
     """
     if answers:
         _answers(
-            db, level, json_out, limit, (month_correlation, shared_correlation, city_correlation)
+            db, level, json_out, limit, (month_correlation, shared_correlation, outer_correlation)
         )
         return
     from foretab.bench.forecast.corpus import bench_corpus
@@ -252,7 +254,7 @@ def _answers(
     lists = [
         [default_value] if given is None else [float(v) for v in given.split(",")]
         for given, default_value in zip(
-            correlations, (default.months, default.shared, default.city), strict=True
+            correlations, (default.months, default.shared, default.outer), strict=True
         )
     ]
     copulas = [Copula(*chosen) for chosen in product(*lists)]
