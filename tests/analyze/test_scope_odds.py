@@ -99,6 +99,7 @@ def test_months_of_one_entity_have_the_copula_correlation() -> None:
 
 def test_entities_of_a_group_share_a_shock_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scenarios, "SHARED_CORRELATION", 0.3)
+    monkeypatch.setattr(scenarios, "OUTER_CORRELATION", 0.0)  # "g", "h": no place above
     points = {ref: {JAN: _normal(0.0, 1.0)} for ref in (A, B, ELSEWHERE)}
     plan = _window_plan(Aggregate.VALUE, JAN)
     table = window_table(plan, (A, B, ELSEWHERE), HISTORY, _forecast(points))

@@ -318,14 +318,18 @@ def test_cli_run_takes_the_scenarios_correlations(
     assert ran.exit_code == 0, ran.output
     (options,) = seen
     assert options["analyzer"].copula == Copula(1.0, 0.0)  # type: ignore[index]
-    assert json.loads(run_json.read_text())["copula"] == "months 1, shared 0"
+    assert json.loads(run_json.read_text())["copula"] == "months 1, shared 0, outer 0.05"
     bad = runner.invoke(app, [*args, "--month-correlation", "0.2", "--shared-correlation", "0.5"])
     assert bad.exit_code != 0 and "--month-correlation" in bad.output
 
 
 def test_bench_run_help_states_the_scenario_defaults() -> None:
     """The --month/--shared-correlation help quotes the engine's real defaults."""
-    from foretab.analyze.scenarios import MONTH_CORRELATION, SHARED_CORRELATION
+    from foretab.analyze.scenarios import (
+        MONTH_CORRELATION,
+        OUTER_CORRELATION,
+        SHARED_CORRELATION,
+    )
 
     register_commands()
     result = CliRunner().invoke(app, ["bench", "run", "--help"], env={"COLUMNS": "400"})
@@ -333,6 +337,7 @@ def test_bench_run_help_states_the_scenario_defaults() -> None:
     text = " ".join(result.output.split())
     assert f"(default {MONTH_CORRELATION:g}; 1 = comonotone months)" in text
     assert f"(default {SHARED_CORRELATION:g}; 0 = independent)" in text
+    assert f"(default {OUTER_CORRELATION:g}; 0 = none)" in text
 
 
 def test_decision_option_names_the_analyzer_default_and_every_rule() -> None:

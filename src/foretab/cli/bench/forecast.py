@@ -183,12 +183,48 @@ def corpus_cmd(
     ] = False,
     level: Annotated[float, typer.Option(help="Level of the scored intervals.")] = 0.8,
     details: CellDetailsOption = None,
+    answers: Annotated[
+        bool,
+        typer.Option(
+            "--answers",
+            help="Instead, score the intervals the engine states for a project's window "
+            "maximum and a district's or city's mean (one month, a window) against the "
+            "future store, per kind (docs/calibration.md).",
+        ),
+    ] = False,
+    month_correlation: Annotated[
+        str | None,
+        typer.Option(
+            help="With --answers: the scenarios' correlation between two months (a comma "
+            "list scores each; every combination of the three lists is scored)."
+        ),
+    ] = None,
+    shared_correlation: Annotated[
+        str | None,
+        typer.Option(help="With --answers: the scenarios' district shock (a comma list)."),
+    ] = None,
+    outer_correlation: Annotated[
+        str | None,
+        typer.Option(
+            help="With --answers: the scenarios' shock of an outer place, a city (a comma list)."
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(help="With --answers: only the first N projects, districts and cities."),
+    ] = None,
 ) -> None:
     """Forecast R+1..R+12 from the history store; score against the future store.
 
     Models with intervals also get their empirical coverage and mean width at --level,
     and the coverage in each fifth of the series by their own volatility (calmest first).
+    With --answers, the stated intervals of window maxima and place means instead.
     """
+    if answers:
+        _answers(
+            db, level, json_out, limit, (month_correlation, shared_correlation, outer_correlation)
+        )
+        return
     from foretab.bench.forecast.corpus import bench_corpus
 
     rows = bench_corpus(db, model, seed, _progress, level=level, stored=stored, details=details)
@@ -200,6 +236,56 @@ def corpus_cmd(
                 f"{r.model}: {level:.0%} coverage by volatility fifth, calmest first: {fifths}"
             )
     _write(json_out, rows)
+
+
+def _answers(
+    db: str,
+    level: float,
+    json_out: Path | None,
+    limit: int | None,
+    correlations: tuple[str | None, str | None, str | None],
+) -> None:
+    from itertools import product
+
+    from foretab.analyze.scenarios import Copula
+    from foretab.bench.forecast.answers import bench_answers
+
+    default = Copula()
+    lists = [
+        [default_value] if given is None else [float(v) for v in given.split(",")]
+        for given, default_value in zip(
+            correlations, (default.months, default.shared, default.outer), strict=True
+        )
+    ]
+    copulas = [Copula(*chosen) for chosen in product(*lists)]
+    results = bench_answers(
+        db,
+        level=level,
+        copulas=copulas,
+        limit=limit,
+        progress=lambda kind, done, total: _progress(kind, f"{done:,} of {total:,}"),
+    )
+    for result in results:
+        title = f"Stated {level:.0%} intervals at R = {result.reference} ({result.copula})"
+        table = Table(title=title)
+        for col in ("kind", "answers", "coverage", "mean width", "below", "above", "skipped"):
+            table.add_column(col, justify="left" if col == "kind" else "right")
+        for k in result.kinds:
+            table.add_row(
+                k.kind,
+                f"{k.n:,}",
+                f"{k.coverage:.1%}",
+                f"{k.mean_width:,.0f}",
+                f"{k.below:.1%}",
+                f"{k.above:.1%}",
+                f"{k.skipped:,}",
+            )
+        out.print(table)
+    out.print(f"{results[0].seconds:.0f} s")
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps([r.to_dict() for r in results], indent=2) + "\n")
+        console.print(f"wrote {json_out}")
 
 
 @app.command("train")

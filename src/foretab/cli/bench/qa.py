@@ -115,7 +115,14 @@ def run(
         float | None,
         typer.Option(
             help="Scenarios: correlation between entities of one group, e.g. a district "
-            "(default 0.1; 0 = independent)."
+            "(default 0.05; 0 = independent)."
+        ),
+    ] = None,
+    outer_correlation: Annotated[
+        float | None,
+        typer.Option(
+            help="Scenarios: the extra correlation between entities of one outer place, e.g. "
+            "a city, in different groups (default 0.05; 0 = none)."
         ),
     ] = None,
     *,
@@ -141,15 +148,16 @@ def run(
     from foretab.engine.rules import StoreRuleAnalyzer
 
     chosen = Copula()
-    if month_correlation is not None or shared_correlation is not None:
+    if any(c is not None for c in (month_correlation, shared_correlation, outer_correlation)):
         chosen = Copula(
             chosen.months if month_correlation is None else month_correlation,
             chosen.shared if shared_correlation is None else shared_correlation,
+            chosen.outer if outer_correlation is None else outer_correlation,
         )
     if decision != DEFAULT_DECISION or chosen != Copula():
         # The default engine already decides this way, with the default scenarios.
         stages["analyzer"] = StoreRuleAnalyzer(decision, chosen)
-    copula = f"months {chosen.months:g}, shared {chosen.shared:g}"
+    copula = f"months {chosen.months:g}, shared {chosen.shared:g}, outer {chosen.outer:g}"
     meta = {"engine": engine.kind, "decision": decision, "copula": copula}
     meta["probability_calibration"], meta["calibration_methods"] = _calibration_in_force(db)
     items = read_items(dataset)
