@@ -52,6 +52,7 @@ def test_demo_builds_history_and_future(app, tmp_path: Path) -> None:
         future.close()
 
 
+@pytest.mark.slow  # a second demo build (~1.4 s); the first stays fast
 def test_demo_reference_month_and_seed(app, tmp_path: Path) -> None:
     from foretab.store import open_history
 

@@ -95,6 +95,7 @@ def llm(fake_openai) -> Iterator[tuple[ForecastingLLM, OpenAIProvider]]:
     yield scripted, OpenAIProvider(fake_openai.options())
 
 
+@pytest.mark.slow  # trains a model store (~2 s)
 def test_top_three_by_forecast_in_one_statement(llm, model_db: str) -> None:
     scripted, provider = llm
     with build_engine(model_db, "timefore", llm=provider) as engine:
@@ -118,6 +119,7 @@ def test_top_three_by_forecast_in_one_statement(llm, model_db: str) -> None:
     assert answer.engine == "timefore"
 
 
+@pytest.mark.slow  # trains a model store (~2 s)
 def test_a_bad_forecast_call_is_repaired_from_its_rule(fake_openai, model_db: str) -> None:
     scripted = ForecastingLLM()
     statements = iter(

@@ -35,6 +35,7 @@ def model_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClien
     pool.close()
 
 
+@pytest.mark.slow  # trains a model store (~3 s); tests/sql/test_forecast_sql.py covers forecast() fast
 def test_forecast_relation_over_http(model_client: TestClient) -> None:
     ok = model_client.post(
         "/api/sql",
@@ -59,6 +60,7 @@ def test_forecast_relation_over_http(model_client: TestClient) -> None:
     assert (round(interval["lo"], 2), round(interval["hi"], 2)) == (round(lo, 2), round(hi, 2))
 
 
+@pytest.mark.slow  # trains a model store (~3 s); tests/sql/test_forecast_sql.py covers forecast() fast
 def test_refused_call_names_its_rule(model_client: TestClient) -> None:
     refused = model_client.post(
         "/api/sql", json={"sql": f"SELECT * FROM forecast('{TABLE}', horizon => 99)"}
