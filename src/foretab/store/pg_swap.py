@@ -161,7 +161,14 @@ def _ingest_lock(location: StoreLocation) -> Iterator[psycopg.Connection[Any]]:
                 f"another `foretab ingest` into {location.describe()} is running; nothing was "
                 "written. Wait for it to finish, then run this ingest again."
             )
-        yield conn  # the lock goes with the connection
+        try:
+            yield conn
+        finally:
+            # Released explicitly: the lock would also go with the connection, but a closed
+            # connection's server process may hold it a moment longer, and an ingest started
+            # right after this one would then be refused as "running".
+            with contextlib.suppress(psycopg.Error):  # a lost connection took the lock along
+                conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", [key])
 
 
 def check_target(location: StoreLocation, admin: psycopg.Connection[Any]) -> None:
