@@ -67,6 +67,11 @@ GL = "Greenland Lixiang City in Jiangning, Nanjing"
         # a bound on the time named: answered for the time itself before
         (f"What was the price of {GL} before 2021?", "'before'"),
         (f"What was the price of {GL} after June 2021?", "'after'"),
+        # ... and for June alone (the start of the months was never named)
+        (f"What was the average price of {GL} until June 2021?", "'until'"),
+        (f"What was the average price of {GL} through June 2021?", "'through'"),
+        (f"What was the price of {GL} till June?", "'till'"),
+        (f"What was the price of {GL} before June?", "'before'"),
     ],
 )
 def test_a_dropped_span_is_refused_naming_it(

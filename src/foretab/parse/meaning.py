@@ -297,11 +297,16 @@ def check_meaning(plan: Plan, cue_text: str, named_text: str, zh_: bool) -> None
 
 
 # A word that bounds the time named rather than naming it: "before 2021" was answered for
-# 2021, "after June 2021" for June. (Chinese 以前 / 以后 are refused as unread words.)
+# 2021, "after June 2021" for June, "until" / "through June 2021" for June alone. (Chinese
+# 以前 / 以后 are refused as unread words.)
 _RELATION_EN = re.compile(
-    r"\b(?:before|after|until|till|prior\s+to|up\s+to|earlier\s+than|later\s+than|"
+    r"\b(?:before|after|until|till|through|thru|prior\s+to|up\s+to|earlier\s+than|later\s+than|"
     r"other\s+than|except|excluding|outside)\s*(?:the\s+)?(?:end\s+of\s+|start\s+of\s+)?$"
 )
+
+
+# ... or heads the expression itself: the time rules read "until June" whole, for its month
+_RELATION_HEAD_EN = re.compile(r"(?:before|until|till)\b")
 
 
 def _check_relation(plan: Plan, named_text: str) -> None:
@@ -311,6 +316,8 @@ def _check_relation(plan: Plan, named_text: str) -> None:
         return
     at = named_text.lower().find(expression)
     found = _RELATION_EN.search(named_text[:at].lower()) if at > 0 else None
+    if found is None:
+        found = _RELATION_HEAD_EN.match(expression)
     if found is not None:
         _refuse(plan, found.group().strip(), False)
 
