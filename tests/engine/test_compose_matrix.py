@@ -121,6 +121,9 @@ def cells(csv: str) -> list[tuple[str, str, list, bool]]:
     best = [[jn if ca > cb else jy]] if max(ca, cb) > 0 else [["None"]]
     add("districts×price×compare change×window", "Which rose more from January to December 2021, Jiangning or Jianye in Nanjing?",
         None, best)  # fmt: skip
+    both = p.units(nj, jn, "2021-01", "2021-12") + p.units(nj, jy, "2021-01", "2021-12")
+    add("districts×units×sum together×year", "How many units did Jiangning and Jianye in Nanjing sell in total in 2021?",
+        "2021年南京江宁和建邺一共卖了多少套？", [[both]])  # fmt: skip
     # -- city ---------------------------------------------------------------------------
     add("city×price×value×month", "What was the average price in Nanjing in December 2021?",
         "2021年12月南京的平均房价是多少？", [[p.mean(nj, None, "2021-12")]])  # fmt: skip
@@ -154,6 +157,8 @@ def cells(csv: str) -> list[tuple[str, str, list, bool]]:
         "2021年12月各城市的均价", [[x, v] for x, v in cm.items()], [[zh_c[x], v] for x, v in cm.items()],
         ordered=False)  # fmt: skip
     cu = {city: p.units(city, None, "2021-01", "2021-12") for city in cm}
+    add("cities×units×sum together×year", "What were the total units sold across Nanjing and Suzhou in 2021?",
+        "南京和苏州2021年合计销量是多少？", [[cu["Nanjing"] + cu["Suzhou"]]])  # fmt: skip
     add("cities×units×rank×year", "Which city sold the most units in 2021?",
         "2021年哪个城市卖得最多？", [[max(cu, key=cu.get)]], [[zh_c[max(cu, key=cu.get)]]])  # fmt: skip
     return out
@@ -170,6 +175,14 @@ REFUSED = {
     "district×price×units-weighted×next month": (
         "What will the units-weighted average price in Jiangning, Nanjing be next month?",
         "weighted",
+    ),
+    "district×price×mean together×year": (
+        "What was the average price of Nanjing and Suzhou combined in 2021?",
+        "combined",
+    ),
+    "projects×units×sum together×year": (
+        "How many units did Greenland Lixiang City and Poly Yue Plaza in Jiangning, Nanjing sell altogether in 2021?",
+        "altogether",
     ),
     "district×price×every project×max": (
         "What was the highest price of every project in Jianye, Nanjing in 2021?",

@@ -114,11 +114,39 @@ def analyze_scope(
             names_text = "、".join(names) if zh else ", ".join(names)
         parts.append(f"{where}: {names_text}")
     sep = "；" if zh else "; "
+    if query.op is ScopeOp.TOTAL and query.combined and len(plan.scopes) > 1:
+        return _combined_total(plan, [cell[0] for cell in answer], parts)
     if zh:
         text = f"{window_text(plan)}，{sep.join(parts)}。"
     else:
         text = f"{_what(plan)} {window_text(plan)}: {sep.join(parts)}."
     return Analysis(answer, text)
+
+
+def _combined_total(plan: Plan, totals: list[Cell], parts: list[str]) -> Analysis:
+    """Several scopes' totals as one sum ("in total", 一共), each scope's share in the text.
+
+    Refused where one scope lies inside another ("Nanjing and Jiangning"): its projects
+    would be counted twice.
+    """
+    zh = plan.language is Language.ZH
+    for outer in plan.scopes:
+        for inner in plan.scopes:
+            if inner is not outer and outer.inner is None and inner.outer == outer.outer:
+                raise QuestionError(
+                    f"{inner.label}在{outer.label}之内，合计会把它的{plan.wording.entity_zh}算两次；"
+                    "请只问其中一个"
+                    if zh
+                    else f"{inner.label} lies inside {outer.label}: a total of both would count "
+                    f"its {plan.wording.entities} twice; ask about one of them"
+                )
+    value = r2(sum(float(t) for t in totals))
+    shown = f"{value:,.0f}"
+    if zh:
+        return Analysis([[value]], f"{window_text(plan)}，合计{shown}（{'；'.join(parts)}）。")
+    return Analysis(
+        [[value]], f"{_what(plan)} {window_text(plan)}, together: {shown} ({'; '.join(parts)})."
+    )
 
 
 def scope_outcome(

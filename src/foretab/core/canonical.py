@@ -226,7 +226,8 @@ def _scope(plan: Plan) -> str:
         how = ("total " if query.metric is Metric.UNITS else "mean ") if several else ""
         return f"the {how}{_measure(plan, query.metric)} of every {one} in {places} {when}"
     if op is ScopeOp.TOTAL:
-        return f"the total {_measure(plan, Metric.UNITS)} in {places} {when}"
+        together = " together" if query.combined and len(plan.scopes) > 1 else ""
+        return f"the total {_measure(plan, Metric.UNITS)} in {places}{together} {when}"
     return f"how many {many} in {places} had sales {when}"
 
 

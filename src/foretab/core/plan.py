@@ -129,7 +129,8 @@ class ScopeQuery:
 
     ``rank_by`` orders TOP / TOP_THEN_PICK (units for "best-selling"), ``n`` is their N,
     ``extreme`` picks (PICK, TOP_THEN_PICK) or orders (TOP); ``low``/``high`` bound FILTER
-    (inclusive; either may be None).
+    (inclusive; either may be None). ``combined``: a TOTAL over several scopes is one sum
+    ("in total", "altogether", 一共), not one total a scope.
     """
 
     op: ScopeOp
@@ -139,6 +140,7 @@ class ScopeQuery:
     n: int = 1
     low: float | None = None
     high: float | None = None
+    combined: bool = False
 
     def __post_init__(self) -> None:
         if self.n < 1:

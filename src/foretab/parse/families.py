@@ -55,6 +55,12 @@ _TOP_N_EN = re.compile(
 _COUNT_EN = re.compile(PHRASES.count_en)
 EVERY_ENTITY_EN = re.compile(PHRASES.every_entity_en or r"(?!)")
 EVERY_ENTITY_ZH = re.compile(PHRASES.every_entity_zh or r"(?!)")
+# Several subjects summed into one: "how many units did A and B sell in total", 一共.
+COMBINED_EN = re.compile(
+    r"\b(?:in\s+total|altogether|all\s+together|combined|together|in\s+all|between\s+them)\b"
+)
+COMBINED_ZH = re.compile(r"一共|总共|合计|共计|总计|加起来|合起来|加在一起")
+_COMBINED_TOTAL_EN = re.compile(rf"{COMBINED_EN.pattern}|\bacross\b")
 WEIGHTED_EN = re.compile(PHRASES.weighted_en or r"(?!)")
 WEIGHTED_ZH = re.compile(PHRASES.weighted_zh or r"(?!)")
 _WHICH_EN = re.compile(PHRASES.which_en)
@@ -263,7 +269,9 @@ def scope_query_of(text: str, zh: bool, metric: Metric) -> ScopeQuery:
         _refuse_every_but(text, zh)
         return ScopeQuery(ScopeOp.EACH, metric)  # "every project of D": each one's value
     if metric is Metric.UNITS:
-        return ScopeQuery(ScopeOp.TOTAL, Metric.UNITS)
+        # "the total units sold across A and B": one sum ("across" alone is filler elsewhere)
+        combined = (COMBINED_ZH if zh else _COMBINED_TOTAL_EN).search(text) is not None
+        return ScopeQuery(ScopeOp.TOTAL, Metric.UNITS, combined=combined)
     return ScopeQuery(ScopeOp.MEAN, Metric.VALUE)
 
 

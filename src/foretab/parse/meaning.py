@@ -27,6 +27,8 @@ from foretab.core.plan import (
 )
 from foretab.errors import QuestionError
 from foretab.parse.families import (
+    COMBINED_EN,
+    COMBINED_ZH,
     EVERY_ENTITY_EN,
     EVERY_ENTITY_ZH,
     WEIGHTED_EN,
@@ -209,6 +211,17 @@ def _total(plan: Plan) -> bool:
     return _units(plan) or plan.aggregate is Aggregate.SUM
 
 
+def _combined(plan: Plan) -> bool:
+    """Whether "in total" / "altogether" / 一共 is carried.
+
+    It is by one subject's units summed, or by a total over several places as one sum;
+    several projects' totals are each listed, so there it would be dropped.
+    """
+    if plan.scope is not None:
+        return plan.scope.op is ScopeOp.TOTAL and (plan.scope.combined or len(plan.scopes) == 1)
+    return _subjects(plan) <= 1 and _total(plan)
+
+
 def _never(plan: Plan) -> bool:
     """No plan carries it (ordinals, counting months): refused wherever it is read."""
     return False
@@ -254,6 +267,7 @@ _RULES = (
     _Rule("value", _VALUE, _VALUE, lambda p: _bounded(p)),
     _Rule("length of time", _SPAN_LEFT_EN, _SPAN_LEFT_ZH, _never),
     _Rule("total", _TOTAL_EN, None, _total),
+    _Rule("combined", COMBINED_EN, COMBINED_ZH, _combined),
     _Rule("months counted", _MONTH_COUNT_EN, _MONTH_COUNT_ZH, _never),
     _Rule("ordinal", _ORDINAL_EN, _ORDINAL_ZH, _never),
     _Rule("every", EVERY_ENTITY_EN, EVERY_ENTITY_ZH, _lists_entities),

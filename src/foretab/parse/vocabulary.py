@@ -65,6 +65,7 @@ help kindly could you tell let know looking look check find out answer question
 anticipate anticipated projection projections outlook predict predicted likely
 compare contrast difference differ between among versus goes_up goes_down zone area shi qu
 yoy mom early late mid middle ie eg happen happens happening recorded observed known quoted
+altogether combined together
 """
 
 QUESTION_WORDS: frozenset[str] = frozenset(_WORDS.split()) | set(PHRASES.question_words_en)
