@@ -140,7 +140,8 @@ def _combined_total(plan: Plan, totals: list[Cell], parts: list[str]) -> Analysi
                     else f"{inner.label} lies inside {outer.label}: a total of both would count "
                     f"its {plan.wording.entities} twice; ask about one of them"
                 )
-    value = r2(sum(float(t) for t in totals))
+    # the shares as the text shows them (whole units, a forecast's too) add up to the sum
+    value = float(sum(round(float(t)) for t in totals))
     shown = f"{value:,.0f}"
     if zh:
         return Analysis([[value]], f"{window_text(plan)}，合计{shown}（{'；'.join(parts)}）。")
