@@ -37,8 +37,10 @@ from foretab.core.plan import (
     EntityRef,
     Language,
     Metric,
+    PlaceQuery,
     Plan,
     ScopeOp,
+    ScopeQuery,
     ScopeRef,
     Task,
     TimeWindow,
@@ -319,32 +321,10 @@ def _scope_plan(
             "(`foretab projects --db DB --district D` lists them), or ask for the highest / lowest / "
             f"average {words.value} in the {(words.groups or ('store',))[0]}"
         )
-    assumption = ""
-    if window is None:
-        window, assumption = _default_window(reference, False, is_zh)
-    if query.op is ScopeOp.WEIGHTED:
+    if window is not None and query.op is ScopeOp.WEIGHTED:  # (no time named: now, past)
         _past_weights(window, reference, is_zh, words)
-    candidates = scope_candidates(index, scopes, window, reference)
-    if not candidates:
-        where = ", ".join(s.label for s in scopes)
-        raise QuestionError(
-            f"no {words.entity} in {where} has data for {window.first.label}–"
-            f"{window.last.label}; `foretab projects --db DB` lists {words.entities} with their "
-            "months"
-        )
-    past = window.last <= reference
-    return Plan(
-        question=question,
-        reference_month=reference,
-        entities=candidates,
-        window=window,
-        aggregate=Aggregate.VALUE if len(window.months) == 1 else Aggregate.MEAN,
-        task=Task.HISTORY if past else Task.FORECAST,
-        metric=query.metric,
-        scopes=scopes,
-        scope=query,
-        assumption=assumption,
-        language=Language.ZH if is_zh else Language.EN,
+    return _places_read_whole(
+        question, index, reference, window, scopes, query.metric, is_zh, scope=query
     )
 
 
@@ -367,29 +347,58 @@ def _place_plan(
     is_zh: bool,
 ) -> Plan:
     """Places asked about as wholes: their projects are read, the place series computed."""
+    return _places_read_whole(
+        question,
+        index,
+        reference,
+        reading.window,
+        reading.scopes,
+        metric,
+        is_zh,
+        place=reading.query,
+    )
+
+
+def _places_read_whole(
+    question: str,
+    index: EntityIndex,
+    reference: Month,
+    window: TimeWindow | None,
+    scopes: tuple[ScopeRef, ...],
+    metric: Metric,
+    is_zh: bool,
+    *,
+    scope: ScopeQuery | None = None,
+    place: PlaceQuery | None = None,
+) -> Plan:
+    """A scope question's plan (``scope``) or a place question's (``place``).
+
+    Its entities are the places' projects with data in the window (no time named: now);
+    refused when there are none.
+    """
     words = index.wording
-    window, assumption = reading.window, ""
+    assumption = ""
     if window is None:
         window, assumption = _default_window(reference, False, is_zh)
-    candidates = scope_candidates(index, reading.scopes, window, reference)
+    candidates = scope_candidates(index, scopes, window, reference)
     if not candidates:
-        where = ", ".join(s.label for s in reading.scopes)
+        where = ", ".join(s.label for s in scopes)
         raise QuestionError(
             f"no {words.entity} in {where} has data for {window.first.label}–"
             f"{window.last.label}; `foretab projects --db DB` lists {words.entities} with their "
             "months"
         )
-    past = window.last <= reference
     return Plan(
         question=question,
         reference_month=reference,
         entities=candidates,
         window=window,
         aggregate=Aggregate.VALUE if len(window.months) == 1 else Aggregate.MEAN,
-        task=Task.HISTORY if past else Task.FORECAST,
+        task=Task.HISTORY if window.last <= reference else Task.FORECAST,
         metric=metric,
-        scopes=reading.scopes,
-        place=reading.query,
+        scopes=scopes,
+        scope=scope,
+        place=place,
         assumption=assumption,
         language=Language.ZH if is_zh else Language.EN,
     )
