@@ -239,7 +239,6 @@ def _averaged(plan: Plan) -> bool:
 
 
 _MORE_EN = re.compile(r"\b(?:more|most)\b(?!\s+than\b)")  # "more than N": the bound's word
-# 最高的项目 "the highest project" without 哪个 was answered with the district's mean.
 # A superlative: "What was the lowest price in Jiangning in 2021?" was answered with the
 # district's mean over the year.
 _EXTREME_EN = re.compile(
@@ -249,6 +248,7 @@ _EXTREME_EN = re.compile(
 # "compared with …" (rewritten to "versus"): "How many units did Jiangning sell last month
 # compared with the month before?" was answered with last month's total alone.
 _VERSUS_EN = re.compile(r"\bversus\b|\bvs\b")
+# 最高的项目 "the highest project" without 哪个 was answered with the district's mean.
 _MORE_ZH = re.compile(r"[最更较](?:高|低|贵|便宜|多|少|大|小|差|好)")
 
 _RULES = (
