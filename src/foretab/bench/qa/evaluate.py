@@ -544,11 +544,18 @@ def _worker_init(
     choice: EngineChoice | None = None,
     stages: dict[str, Any] | None = None,
 ) -> None:
-    _WORKER["engine"] = make_engine(db, ablation, model, items, choice, stages)
+    try:
+        _WORKER["engine"] = make_engine(db, ablation, model, items, choice, stages)
+    except ForetabError as error:
+        # An initializer that raises is restarted by the pool without end (the run hung,
+        # printing tracebacks); the first item carries the reason back instead.
+        _WORKER["error"] = str(error)
     _WORKER["spec"] = ablation_spec(ablation)
 
 
 def _worker_eval(item: QAItem) -> ItemResult:
+    if "error" in _WORKER:
+        raise BenchRunError(str(_WORKER["error"]))
     engine = _WORKER["engine"]
     spec = _WORKER["spec"]
     assert isinstance(spec, AblationSpec)
@@ -585,10 +592,22 @@ def run_parallel(
         initializer=_worker_init,
         initargs=(db, ablation, model, tuple(items), choice, stages),
     ) as pool:
-        for done, result in enumerate(pool.imap_unordered(_worker_eval, items, chunksize=8), 1):
-            by_id[result.item.id] = result
-            if progress is not None:
-                progress(done, len(items))
+        # The workers exit on their own (pool.join) rather than by the pool's exit, which
+        # terminates them: the semaphores of a terminated pool were reported as leaked on
+        # the user's terminal. After a worker's BenchRunError every item left fails at
+        # once; an interrupt (Ctrl-C) still terminates them.
+        try:
+            results = pool.imap_unordered(_worker_eval, items, chunksize=8)
+            for done, result in enumerate(results, 1):
+                by_id[result.item.id] = result
+                if progress is not None:
+                    progress(done, len(items))
+        except BenchRunError:
+            pool.close()
+            pool.join()
+            raise
+        pool.close()
+        pool.join()
     return RunResult(
         ablation=spec.name,
         model=model,
