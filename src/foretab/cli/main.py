@@ -81,6 +81,11 @@ def register_commands() -> None:
 
 def main() -> None:
     """Console-script entry point."""
+    if sys.argv[1:2] == ["ask"]:
+        # A process that only answers: LightGBM may load without scikit-learn (1.4 s).
+        from foretab.forecast.lightgbm_import import predict_only_process
+
+        predict_only_process()
     register_commands()
     try:
         app()

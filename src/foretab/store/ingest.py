@@ -125,6 +125,7 @@ def _ingest(
         _swap_duckdb(location, history, future, meta, step)
     else:
         _swap_postgres(location, history, future, meta, step)
+    _save_entity_index(location)
     frame = corpus.frame
     return IngestSummary(
         location=location,
@@ -140,6 +141,20 @@ def _ingest(
         seconds=time.perf_counter() - started,
         entity_plural=schema.leaf.plural_name,
     )
+
+
+def _save_entity_index(location: StoreLocation) -> None:
+    """Save the new generation's entity index with it, so an engine loads it when it opens.
+
+    Like the model training saves, it goes into the generation just made current; it
+    records that generation, so a reader of another one never uses it.
+    """
+    # Imported here: the index is the question parser's, and the store package is below it.
+    from foretab.parse.entity_file import save_entity_index
+    from foretab.store.stores import open_history
+
+    with open_history(location) as store:
+        save_entity_index(store)
 
 
 def _reference_in_range(corpus: CleanCorpus, reference: Month | None, source: str) -> Month:
