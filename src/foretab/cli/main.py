@@ -79,13 +79,26 @@ def register_commands() -> None:
     from foretab.cli.bench import serve as bench_serve  # noqa: F401
 
 
+def _start_answering() -> None:
+    """What a ``foretab ask`` process can start before it reads its arguments (cold start).
+
+    The SQL guard's worker process starts now, importing its modules on the other core
+    while this one imports its own and opens the store (the engine then takes it as a
+    spare); and the process is declared predict-only, so LightGBM loads without
+    scikit-learn (1.4 s; ``foretab.forecast.lightgbm_import``).
+    """
+    from foretab.forecast.lightgbm_import import predict_only_process
+    from foretab.sql.limits import DEFAULT_MEMORY_BYTES
+    from foretab.sql.pool import prestart
+
+    predict_only_process()
+    prestart(DEFAULT_MEMORY_BYTES)
+
+
 def main() -> None:
     """Console-script entry point."""
     if sys.argv[1:2] == ["ask"]:
-        # A process that only answers: LightGBM may load without scikit-learn (1.4 s).
-        from foretab.forecast.lightgbm_import import predict_only_process
-
-        predict_only_process()
+        _start_answering()
     register_commands()
     try:
         app()
