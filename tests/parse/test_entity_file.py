@@ -281,3 +281,24 @@ def test_the_model_source_reads_last_months_on_demand(mini_duckdb: str) -> None:
         ref = EntityRef(entry.outer, entry.inner, entry.name)
         assert seen.get(ref) == entry.last_month
         assert seen.get(EntityRef(entry.outer, entry.inner, "Nowhere")) is None
+
+
+@pytest.mark.slow
+def test_a_predict_only_process_imports_lightgbm_without_scikit_learn() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from foretab.forecast import lightgbm_import as li\n"
+        "li.import_for_prediction()\n"
+        "assert 'lightgbm' not in sys.modules  # not declared predict-only: nothing done\n"
+        "li.predict_only_process()\n"
+        "li.import_for_prediction()\n"
+        "import lightgbm, sklearn\n"
+        "print(lightgbm.compat.SKLEARN_INSTALLED, sklearn.__name__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.split() == ["False", "sklearn"]
