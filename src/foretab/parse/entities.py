@@ -2,10 +2,11 @@
 
 Two stages, both over normalised tokens (``foretab.parse.text``):
 
-1. **exact** — every token n-gram is looked up in dictionaries of normalised names (and of
+1. **exact** — every token n-gram is looked up in tables of normalised names (and of
    names with the spaces removed, for "Zhengrong Yuelongfu" vs "Zhengrongyuelongfu");
    the longest non-overlapping hits win, so "Jiangning Jinmaoyue" is a project while
-   "Jiangning District" is a place. O(question length), no fuzzy scoring.
+   "Jiangning District" is a place. O(question length), no fuzzy scoring. The tables
+   (``foretab.parse.keytable``) are built at ingest and saved with the store.
 2. **fuzzy** — words left over (not a place, not a project, not question vocabulary, not
    the time expression) are scored with rapidfuzz against the projects in scope (the
    districts / cities named), so typos and partial names ("Xiangjiang Villa" for
