@@ -1,7 +1,7 @@
 """``StoreContext``: what every engine over one store generation shares, built once.
 
-Opening a store and building its indexes (the entity index over ~5,600 projects, the BM25
-caption index) takes a few hundred milliseconds; linking a question against them takes
+Opening a store and its indexes (the entity index ingest saved, the BM25 caption index)
+takes a few hundred milliseconds; linking a question against them takes
 about one. The CLI, the web pool and every engine (rules or LLM) over one generation of
 a store share one context, read-only after it is built. What cannot be shared — a DuckDB
 connection and the guard's worker are used by one thread at a time — each engine opens
@@ -10,6 +10,7 @@ for itself with ``connect``, as a ``StoreSession`` of the same generation.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -19,6 +20,7 @@ from foretab.core.plan import Wording
 from foretab.corpus.schema import CorpusSchema
 from foretab.errors import StoreError
 from foretab.parse.entities import EntityIndex
+from foretab.parse.entity_file import load_entity_index
 from foretab.parse.lexicon import Lexicon
 from foretab.retrieve import Retriever
 from foretab.sql.forecast_rows import StoreForecasts
@@ -66,7 +68,7 @@ class StoreContext:
     lexicon: Lexicon
     wording: Wording
     catalog: tuple[CatalogEntry, ...]
-    entities: tuple[EntityEntry, ...]
+    entities: Sequence[EntityEntry]  # read on demand from the index's arrays
     index: EntityIndex
     reference: Month
     #: where the store is, for messages (a PostgreSQL URL with its password redacted)
@@ -80,11 +82,20 @@ class StoreContext:
 
     @classmethod
     def of(cls, db: str, store: HistoryStore) -> StoreContext:
-        """The context of the generation ``store`` has open."""
-        entities = tuple(store.entities())
+        """The context of the generation ``store`` has open.
+
+        The entity index is the one ingest saved with this generation; a store without
+        one (or with a stale or damaged one) has it built now, as older foretabs did.
+        """
         schema = store.schema
         lexicon = Lexicon.of(schema)
         wording = Wording.of(schema)
+        saved = load_entity_index(store)
+        if saved is not None:
+            index = EntityIndex.of_arrays(saved, lexicon.zh_words, wording)
+        else:
+            index = EntityIndex(store.entities(), lexicon.zh_words, wording)
+        entities = index.entries
         reference = store.reference_month or max(p.last_month for p in entities)
         return cls(
             db=db,
@@ -94,7 +105,7 @@ class StoreContext:
             wording=wording,
             catalog=tuple(store.catalog()),
             entities=entities,
-            index=EntityIndex(entities, lexicon.zh_words, wording),
+            index=index,
             reference=reference,
             describe=store.location.describe(),
         )

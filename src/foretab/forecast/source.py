@@ -8,7 +8,7 @@ measures, and what the TimeFore Forecaster tool calls.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -68,6 +68,28 @@ def history_array(
     return out
 
 
+class _StoreLastSeen(Mapping[EntityRef, Month]):
+    """Each project's last month in ``store``, read when an error message needs one.
+
+    Not read up front: at 100x the corpus that is 563,400 projects at every cold start.
+    """
+
+    def __init__(self, store: HistoryStore) -> None:
+        self._store = store
+
+    def __getitem__(self, ref: EntityRef) -> Month:
+        last = self._store.last_month(ref.outer, ref.inner, ref.name)
+        if last is None:
+            raise KeyError(ref)
+        return last
+
+    def __iter__(self) -> Iterator[EntityRef]:
+        return (EntityRef(p.outer, p.inner, p.name) for p in self._store.entities())
+
+    def __len__(self) -> int:
+        return len(self._store.entities())
+
+
 class ModelSource:
     """Forecasts with the store's fitted model; intervals at ``level`` when it has them."""
 
@@ -88,7 +110,7 @@ class ModelSource:
         self.level = level
         # Each project's last month in the whole store, to say why a stale one has no
         # forecast (the question reads only the lookback window).
-        self.last_seen = dict(last_seen or {})
+        self.last_seen: Mapping[EntityRef, Month] = {} if last_seen is None else last_seen
         self.name = f"model:{model.model}"
         # Units-sold questions go to the store's units model (``forecast.units_source``),
         # loaded on the first one: price questions never read it.
@@ -119,11 +141,10 @@ class ModelSource:
         from foretab.forecast.units_source import UnitsSource
         from foretab.forecast.units_store import load_units_model
 
-        last_seen = {EntityRef(p.outer, p.inner, p.name): p.last_month for p in store.entities()}
         return cls(
             model,
             level=level,
-            last_seen=last_seen,
+            last_seen=_StoreLastSeen(store),
             units=units or (lambda: UnitsSource(load_units_model(store))),
         )
 

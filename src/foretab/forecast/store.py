@@ -453,6 +453,9 @@ def train_store_model(
 
 def load_store_model(store: HistoryStore, model: str | None = None) -> StoreModel:
     """The model saved with ``store``; never retrains. ``model`` (if given) must match."""
+    from foretab.forecast.lightgbm_import import import_for_prediction
+
+    import_for_prediction()
     data = store.load_artifact(ARTIFACT_NAME)
     if data is None:
         legacy = store.load_artifact(LEGACY_ARTIFACT) is not None

@@ -220,8 +220,10 @@ def train_units_model(store: HistoryStore, reference_month: Month, seed: int = 0
 
 def load_units_model(store: HistoryStore) -> UnitsStoreModel:
     """The units model saved with ``store``; a store trained before it existed is refused."""
+    from foretab.forecast.lightgbm_import import import_for_prediction
     from foretab.forecast.store import store_reference
 
+    import_for_prediction()
     data = store.load_artifact(UNITS_ARTIFACT)
     if data is None:
         raise ForecastError(

@@ -2,10 +2,11 @@
 
 Two stages, both over normalised tokens (``foretab.parse.text``):
 
-1. **exact** — every token n-gram is looked up in dictionaries of normalised names (and of
+1. **exact** — every token n-gram is looked up in tables of normalised names (and of
    names with the spaces removed, for "Zhengrong Yuelongfu" vs "Zhengrongyuelongfu");
    the longest non-overlapping hits win, so "Jiangning Jinmaoyue" is a project while
-   "Jiangning District" is a place. O(question length), no fuzzy scoring.
+   "Jiangning District" is a place. O(question length), no fuzzy scoring. The tables
+   (``foretab.parse.keytable``) are built at ingest and saved with the store.
 2. **fuzzy** — words left over (not a place, not a project, not question vocabulary, not
    the time expression) are scored with rapidfuzz against the projects in scope (the
    districts / cities named), so typos and partial names ("Xiangjiang Villa" for
@@ -17,24 +18,32 @@ Two stages, both over normalised tokens (``foretab.parse.text``):
 from __future__ import annotations
 
 import re
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from rapidfuzz import fuzz, process
 
+from foretab.core.months import Month
 from foretab.core.plan import EntityRef, Wording, default_wording
 from foretab.errors import AmbiguousEntityError, UnknownEntityError
-from foretab.parse.phrases import PHRASES
+from foretab.parse.entity_build import (
+    ENTITY,
+    INNER,
+    OUTER,
+    IndexArrays,
+    build_arrays,
+    place_keys,
+    zh_alias,
+)
+from foretab.parse.keytable import KeyTable
 from foretab.parse.question import Question, Segmenter
 from foretab.parse.text import Token, has_cjk, normalize, tokenize
 from foretab.parse.vocabulary import (
     FILLER_ZH,
-    PLACE_SUFFIXES,
     QUESTION_WORDS,
     SCOPE_WORDS,
-    SUFFIX_VARIANTS,
     ZH_WORDS,
 )
 from foretab.store.catalog import EntityEntry
@@ -57,10 +66,6 @@ def spelt_within(text: str, name: str) -> bool:
 
 def _loose(name: str) -> str:
     return re.sub(r"\band\b|[^0-9a-z\u4e00-\u9fff]", "", normalize(name))
-
-
-def _zh(aliases: Iterable[str]) -> str:
-    return next((a for a in aliases if has_cjk(a)), "")
 
 
 class MentionKind(StrEnum):
@@ -94,38 +99,47 @@ class Linked:
     spans: tuple[tuple[int, int], ...]  # every entity span, for masking
 
 
+_KINDS = {ENTITY: MentionKind.ENTITY, INNER: MentionKind.INNER, OUTER: MentionKind.OUTER}
+
+
+class _Lazy(Sequence[Any]):
+    """The index's entities as a sequence, each made when it is read (not 500,000 at open)."""
+
+    def __init__(self, make: Callable[[int], Any], size: int) -> None:
+        self._make, self._size = make, size
+        self._made: dict[int, Any] = {}  # kept, as the tuple of every entity was
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._size))]
+        if not -self._size <= i < self._size:
+            raise IndexError(i)
+        i %= self._size
+        made = self._made.get(i)
+        if made is None:
+            made = self._made[i] = self._make(i)
+        return made
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self[i] for i in range(self._size))
+
+
 @dataclass(slots=True)
 class _Scope:
     keys: list[str] = field(default_factory=list)
     ids: list[int] = field(default_factory=list)
 
 
-def _short_zh(alias: str, *suffixes: str) -> str | None:
-    """A Chinese place name without its level suffix (南京市 → 南京), if two characters remain."""
-    for suffix in suffixes:
-        if alias.endswith(suffix) and len(alias) - len(suffix) >= 2:
-            return alias[: -len(suffix)]
-    return None
-
-
-def _place_keys(name: str, aliases: Iterable[str]) -> set[str]:
-    keys = {normalize(name)}
-    for suffix in PLACE_SUFFIXES:
-        for key in list(keys):
-            if key.endswith(" " + suffix):
-                keys.add(key[: -len(suffix) - 1])
-    keys |= {normalize(alias) for alias in aliases if alias and not has_cjk(alias)}
-    for suffix, variants in SUFFIX_VARIANTS.items():
-        for key in list(keys):
-            if key == suffix or key.endswith(" " + suffix):
-                base = key[: -len(suffix)]
-                keys |= {base + variant for variant in variants}
-    keys |= {key.replace("high tech", "hi tech") for key in keys if "high tech" in key}
-    return {key for key in keys if key}
-
-
 class EntityIndex:
-    """Build once per store (a few hundred ms for ~5,600 projects); link in ~1 ms."""
+    """Link a question in ~1 ms against a store's entities.
+
+    ``EntityIndex(entries)`` builds the index (seconds per 100,000 entities);
+    ``EntityIndex.of_arrays`` takes one built before (ingest saves it with the store:
+    ``foretab.parse.entity_file``). Both link through the same arrays.
+    """
 
     def __init__(
         self,
@@ -134,93 +148,99 @@ class EntityIndex:
         wording: Wording | None = None,
     ) -> None:
         # ``wording``: what the corpus schema calls its levels ("project", "stock"), for messages.
+        self._attach(build_arrays(tuple(entries)), words, wording)
+
+    @classmethod
+    def of_arrays(
+        cls, arrays: IndexArrays, words: Sequence[str] = (), wording: Wording | None = None
+    ) -> EntityIndex:
+        """The index over ``arrays`` (from ``build_arrays`` or a saved index file)."""
+        index = cls.__new__(cls)
+        index._attach(arrays, words, wording)
+        return index
+
+    def _attach(self, arrays: IndexArrays, words: Sequence[str], wording: Wording | None) -> None:
+        self.arrays = arrays
         self.wording = wording or default_wording()
         self.noun = self.wording.entity
-        self.entries: tuple[EntityEntry, ...] = tuple(entries)
-        self.refs = tuple(EntityRef(e.outer, e.inner, e.name, _zh(e.aliases)) for e in self.entries)
-        self.outer_zh: dict[str, str] = {}
-        self.inner_zh: dict[tuple[str, str], str] = {}
-        for e in self.entries:
-            self.outer_zh.setdefault(e.outer, _zh(e.outer_aliases))
-            self.inner_zh.setdefault((e.outer, e.inner), _zh(e.inner_aliases))
-        self._entity_keys: dict[str, list[int]] = defaultdict(list)
-        self._compact_keys: dict[str, list[int]] = defaultdict(list)
-        self._cjk: dict[str, tuple[MentionKind, list[int]]] = {}
-        self.outers: list[str] = []
-        self.inners: list[tuple[str, str]] = []
-        self._place_keys: dict[str, list[tuple[MentionKind, int]]] = defaultdict(list)
-        self._by_outer: dict[str, list[int]] = defaultdict(list)
-        self._by_inner: dict[tuple[str, str], list[int]] = defaultdict(list)
-        self._normal_names: list[str] = []
-        outer_ids: dict[str, int] = {}
-        inner_ids: dict[tuple[str, str], int] = {}
-        short_names: list[tuple[str, int]] = []  # districts' Chinese names, for 江宁 / 浦东
-        for pid, entry in enumerate(self.entries):
-            key = normalize(entry.name)
-            self._normal_names.append(key)
-            names = {key} | {normalize(a) for a in entry.aliases if a and not has_cjk(a)}
-            for name in names - {""}:
-                self._entity_keys[name].append(pid)
-                self._compact_keys[name.replace(" ", "")].append(pid)
-            for alias in entry.aliases:
-                if has_cjk(alias):
-                    self._cjk.setdefault(alias, (MentionKind.ENTITY, []))[1].append(pid)
-            if entry.outer not in outer_ids:
-                outer_ids[entry.outer] = len(self.outers)
-                self.outers.append(entry.outer)
-                outer_keys = _place_keys(entry.outer, entry.outer_aliases)
-                outer_keys |= {
-                    f"{key} {suffix}" for key in outer_keys for suffix in PHRASES.outer_suffixes
-                }
-                for name in outer_keys:
-                    self._place_keys[name].append((MentionKind.OUTER, outer_ids[entry.outer]))
-                for alias in entry.outer_aliases:
-                    if has_cjk(alias):
-                        self._cjk[alias] = (MentionKind.OUTER, [outer_ids[entry.outer]])
-                        short = _short_zh(alias, "市")
-                        if short and short not in self._cjk:
-                            self._cjk[short] = (MentionKind.OUTER, [outer_ids[entry.outer]])
-            place = (entry.outer, entry.inner)
-            if place not in inner_ids:
-                inner_ids[place] = len(self.inners)
-                self.inners.append(place)
-                for name in _place_keys(entry.inner, entry.inner_aliases):
-                    self._place_keys[name].append((MentionKind.INNER, inner_ids[place]))
-                for alias in entry.inner_aliases:
-                    if has_cjk(alias):
-                        kind_ids = self._cjk.setdefault(alias, (MentionKind.INNER, []))
-                        kind_ids[1].append(inner_ids[place])
-                        short_names.append((alias, inner_ids[place]))
-            self._by_outer[entry.outer].append(pid)
-            self._by_inner[place].append(pid)
-        # Short place names as people type them ("江宁", "浦东", "南京"): only where no
-        # full name (a project's, another place's) is spelt the same.
-        full = set(self._cjk)
-        for alias, inner_id in short_names:
-            short = _short_zh(alias, "新区", "区", "县")
-            if short and short not in full:
-                kind_ids = self._cjk.setdefault(short, (MentionKind.INNER, []))
-                if inner_id not in kind_ids[1]:
-                    kind_ids[1].append(inner_id)
-        # Every word-prefix of a name: the n-gram scan stops as soon as none continues.
-        self._prefixes: set[str] = set()
-        for key in [*self._entity_keys, *self._place_keys]:
-            words = key.split(" ")
-            self._prefixes.update(" ".join(words[:n]) for n in range(1, len(words) + 1))
-        # "Bao an" / "Jiang ning": places also match with their spaces removed.
-        self._place_compact = {
-            key.replace(" ", ""): value for key, value in self._place_keys.items() if " " not in key
-        }
-        self._compact_prefixes = {
-            key[:n]
-            for key in [*self._compact_keys, *self._place_compact]
-            for n in range(1, len(key) + 1)
-        }
+        self.outers: list[str] = [arrays.outers[i] for i in range(len(arrays.outers))]
+        self.inners: list[tuple[str, str]] = [
+            (self.outers[o], arrays.inners[i]) for i, o in enumerate(arrays.inner_outer.tolist())
+        ]
+        self.outer_zh = {o: arrays.outer_zh[i] for i, o in enumerate(self.outers)}
+        self.inner_zh = {p: arrays.inner_zh[i] for i, p in enumerate(self.inners)}
+        self._outer_ids = {o: i for i, o in enumerate(self.outers)}
+        self._inner_ids = {p: i for i, p in enumerate(self.inners)}
+        self.entries: Sequence[EntityEntry] = _Lazy(self.entry, len(arrays))
+        self.refs: Sequence[EntityRef] = _Lazy(self.ref, len(arrays))
+        self._entity_keys = arrays.entity_keys
+        self._compact_keys = arrays.compact_keys
+        self._place_keys = arrays.place_keys
+        self._place_compact = arrays.place_compact
+        self._cjk = arrays.cjk
         self._scopes: dict[tuple[int, ...], _Scope] = {}
+        self._place_name_list: list[str] | None = None
         # Chinese questions are segmented with the corpus's names kept whole.
         # ``words``: the corpus schema's own (level and measure words, "股价").
-        self.segmenter = Segmenter([*self._cjk, *ZH_WORDS, *FILLER_ZH, *words])
-        self._place_names = sorted(key for key in self._place_keys if len(key) >= 5)
+        extra = tuple(words)
+        self.segmenter = Segmenter(lambda: [*arrays.cjk.key_list(), *ZH_WORDS, *FILLER_ZH, *extra])
+
+    # -- the arrays, read as the index's lists and maps ----------------------------------
+
+    def entry(self, pid: int) -> EntityEntry:
+        """Entity ``pid`` as the catalog gave it."""
+        a = self.arrays
+        outer, inner = self.inners[int(a.inner_id[pid])]
+        return EntityEntry(
+            outer=outer,
+            inner=inner,
+            name=a.names[pid],
+            first_month=Month.from_index(int(a.first_month[pid])),
+            last_month=Month.from_index(int(a.last_month[pid])),
+            n_months=int(a.n_months[pid]),
+            aliases=a.aliases[pid],
+            outer_aliases=a.outer_aliases[pid],
+            inner_aliases=a.inner_aliases[pid],
+        )
+
+    def ref(self, pid: int) -> EntityRef:
+        """Entity ``pid`` as plans name it."""
+        a = self.arrays
+        outer, inner = self.inners[int(a.inner_id[pid])]
+        return EntityRef(outer, inner, a.names[pid], zh_alias(a.aliases[pid]))
+
+    def _normal(self, pid: int) -> str:
+        return self.arrays.normal[pid]
+
+    def _outer_pids(self, outer: str) -> list[int]:
+        i = self._outer_ids.get(outer)
+        return [] if i is None else self.arrays.by_outer[i]
+
+    def _inner_pids(self, place: tuple[str, str]) -> list[int]:
+        i = self._inner_ids.get(place)
+        return [] if i is None else self.arrays.by_inner[i]
+
+    def _cjk_get(self, text: str) -> tuple[MentionKind, list[int]] | None:
+        hit = self._cjk.get(text)
+        return None if hit is None else (_KINDS[hit[0][0]], [i for _, i in hit])
+
+    def _places_get(self, table: KeyTable, key: str) -> list[tuple[MentionKind, int]] | None:
+        hit = table.get(key)
+        return None if hit is None else [(_KINDS[tag], i) for tag, i in hit]
+
+    def _spaced_prefix(self, key: str) -> bool:
+        """Some name (a project's or a place's) is ``key`` or starts with its words."""
+        return self._entity_keys.has_word_prefix(key) or self._place_keys.has_word_prefix(key)
+
+    def _compact_prefix(self, compact: str) -> bool:
+        return self._compact_keys.has_prefix(compact) or self._place_compact.has_prefix(compact)
+
+    @property
+    def _place_names(self) -> list[str]:
+        """Place keys of at least five characters, sorted: what a misspelt place is read as."""
+        if self._place_name_list is None:
+            self._place_name_list = [k for k in self._place_keys.key_list() if len(k) >= 5]
+        return self._place_name_list
 
     def places_named(self, text: str) -> tuple[list[str], list[tuple[str, str]]]:
         """Cities and (city, district) pairs a short or full place name means.
@@ -228,12 +248,15 @@ class EntityIndex:
         The same forms questions accept: "Jiangning", "jiangning district", "Baoan",
         "江宁区", "Pudong New Area"; an empty result when nothing matches.
         """
-        hits = self._place_keys.get(normalize(text)) or self._place_compact.get(
-            normalize(text).replace(" ", ""), []
+        key = normalize(text)
+        hits = (
+            self._places_get(self._place_keys, key)
+            or self._places_get(self._place_compact, key.replace(" ", ""))
+            or []
         )
         outers = [self.outers[i] for kind, i in hits if kind is MentionKind.OUTER]
         inners = [self.inners[i] for kind, i in hits if kind is MentionKind.INNER]
-        cjk = self._cjk.get(text.strip())
+        cjk = self._cjk_get(text.strip())
         if cjk is not None and cjk[0] is MentionKind.OUTER:
             outers += [self.outers[i] for i in cjk[1]]
         elif cjk is not None and cjk[0] is MentionKind.INNER:
@@ -242,7 +265,7 @@ class EntityIndex:
 
     def in_scope(self, outer: str, inner: str | None) -> list[tuple[EntityRef, EntityEntry]]:
         """The scope's projects with their catalog entries, in catalog order."""
-        ids = self._by_outer[outer] if inner is None else self._by_inner[(outer, inner)]
+        ids = self._outer_pids(outer) if inner is None else self._inner_pids((outer, inner))
         return [(self.refs[i], self.entries[i]) for i in sorted(ids)]
 
     def close_zh_names(self, word: str, mention: Mention, limit: int = 3) -> list[str]:
@@ -277,16 +300,16 @@ class EntityIndex:
                 word = tokens[i + length - 1].text
                 key = f"{key} {word}" if key else word
                 compact += word
-                spaced_open = spaced_open and key in self._prefixes
-                compact_open = compact_open and compact in self._compact_prefixes
+                spaced_open = spaced_open and self._spaced_prefix(key)
+                compact_open = compact_open and self._compact_prefix(compact)
                 if not spaced_open and not compact_open:
                     break
-                pids = self._entity_keys.get(key) if spaced_open else None
+                pids = self._entity_keys.ids(key) if spaced_open else None
                 if pids is None and length > 1 and compact_open:
-                    pids = self._compact_keys.get(compact)
-                places = self._place_keys.get(key) if spaced_open else None
+                    pids = self._compact_keys.ids(compact)
+                places = self._places_get(self._place_keys, key) if spaced_open else None
                 if places is None and length > 1 and compact_open:
-                    places = self._place_compact.get(compact)
+                    places = self._places_get(self._place_compact, compact)
                 if pids is None and places is None:
                     continue
                 if length == 1 and key in QUESTION_WORDS and places is None:
@@ -338,7 +361,7 @@ class EntityIndex:
             text = ""
             for segment in segments[i : i + _MAX_NAME_WORDS]:
                 text += segment.text
-                hit = self._cjk.get(text)
+                hit = self._cjk_get(text)
                 if hit is not None and len(text) >= 2:
                     start = segments[i].start
                     mention = Mention(hit[0], start, segment.end, text, tuple(hit[1]))
@@ -523,7 +546,7 @@ class EntityIndex:
             if hit is None:
                 continue
             other = self._scope(scope_ids).ids[hit[2]]
-            if other != pid and self._normal_names[other] != self._normal_names[pid]:
+            if other != pid and self._normal(other) != self._normal(pid):
                 options = [self._label(pid), self._label(other)]
                 raise AmbiguousEntityError(
                     f"'{question[min(start, mention.start) : max(end, mention.end)]}' could be "
@@ -562,8 +585,8 @@ class EntityIndex:
         if len(name) < 3 or name not in text:
             return False
         own = {
-            *_place_keys(entry.outer, entry.outer_aliases),
-            *_place_keys(entry.inner, entry.inner_aliases),
+            *place_keys(entry.outer, entry.outer_aliases),
+            *place_keys(entry.inner, entry.inner_aliases),
             *entry.outer_aliases,
             *entry.inner_aliases,
         }
@@ -584,9 +607,9 @@ class EntityIndex:
         self, outer_names: Sequence[str], places: Sequence[tuple[str, str]]
     ) -> list[int] | None:
         if places:
-            return [pid for place in places for pid in self._by_inner[place]]
+            return [pid for place in places for pid in self._inner_pids(place)]
         if outer_names:
-            return [pid for outer in outer_names for pid in self._by_outer[outer]]
+            return [pid for outer in outer_names for pid in self._outer_pids(outer)]
         return None
 
     def _label(self, pid: int) -> str:
@@ -712,7 +735,7 @@ class EntityIndex:
         scope = self._scopes.get(key)
         if scope is None:
             ids = scope_ids if scope_ids is not None else list(range(len(self.entries)))
-            scope = _Scope([self._normal_names[i] for i in ids], list(ids))
+            scope = _Scope([self._normal(i) for i in ids], list(ids))
             if len(self._scopes) < 512:
                 self._scopes[key] = scope
         return scope
@@ -733,18 +756,18 @@ class EntityIndex:
         ranked = [(score, scope.ids[index]) for _, score, index in hits]
         # A fragment much shorter than the name ("City" in "Shentie Jing City") is a
         # suggestion at most, never a link.
-        accept = [(s, p) for s, p in ranked if len(text) >= 0.6 * len(self._normal_names[p])]
+        accept = [(s, p) for s, p in ranked if len(text) >= 0.6 * len(self._normal(p))]
         if accept and accept[0][0] >= _FUZZY_ACCEPT:
             ranked = accept
             best_score, best = ranked[0]
             rivals = [
                 pid
                 for score, pid in ranked[1:]
-                if score >= best_score - _FUZZY_MARGIN and self._normal_names[pid] != text
+                if score >= best_score - _FUZZY_MARGIN and self._normal(pid) != text
             ]
             if (
-                self._normal_names[best] == text
-                and len([p for s, p in ranked if self._normal_names[p] == text]) == 1
+                self._normal(best) == text
+                and len([p for s, p in ranked if self._normal(p) == text]) == 1
             ):
                 rivals = []
             if rivals:

@@ -11,7 +11,7 @@ import logging
 import re
 import threading
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -54,11 +54,10 @@ def is_chinese(question: str) -> bool:
 class Segmenter:
     """jieba with the given user words (names, cue words), built on first use."""
 
-    def __init__(self, words: Iterable[str]) -> None:
-        # jieba cuts text at punctuation before it looks words up, so a name written with
-        # some ("芯城汇二期—芯汇都市景苑") is given as its pieces too.
-        pieces = {p for w in words for p in _NOT_WORD.split(w)}
-        self._words = tuple(sorted({w for w in pieces if len(w) >= 2 and _CJK.search(w)}))
+    def __init__(self, words: Iterable[str] | Callable[[], Iterable[str]]) -> None:
+        # ``words`` may be a function, called on first use: at 100x the corpus the names
+        # are 500,000 words, and an English question never needs them.
+        self._given = words
         self._tokenizer: jieba.Tokenizer | None = None
         self._lock = threading.Lock()  # `foretab serve` asks from several threads
 
@@ -76,7 +75,11 @@ class Segmenter:
             jieba.setLogLevel(logging.WARNING)
             tokenizer = jieba.Tokenizer()
             tokenizer.initialize()
-            for word in self._words:
+            given = self._given() if callable(self._given) else self._given
+            # jieba cuts text at punctuation before it looks words up, so a name written
+            # with some ("芯城汇二期—芯汇都市景苑") is given as its pieces too.
+            pieces = {p for w in given for p in _NOT_WORD.split(w)}
+            for word in sorted({w for w in pieces if len(w) >= 2 and _CJK.search(w)}):
                 # A high frequency keeps a name or cue word whole ("绿地理想城", "均价").
                 tokenizer.add_word(word, freq=10**6)
             self._tokenizer = tokenizer

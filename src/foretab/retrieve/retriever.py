@@ -10,6 +10,7 @@ trace says so rather than silently reading another district's table.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 
 from foretab.core.catalog import CaptionMatch, CatalogEntry, Retrieval
 from foretab.core.months import Month
@@ -50,8 +51,14 @@ class Retriever:
 
     def __init__(self, catalog: Sequence[CatalogEntry], schema: CorpusSchema | None = None) -> None:
         self._by_caption = {e.caption: e for e in catalog}
-        self._index = CaptionIndex(catalog)
+        self._catalog = catalog
         self._schema = schema or default_schema()
+
+    @cached_property
+    def _index(self) -> CaptionIndex:
+        # Built on the first caption that is not in the catalog as written: most questions
+        # never need it, and at 100x the corpus it tokenises 30,000 captions.
+        return CaptionIndex(self._catalog)
 
     def retrieve(self, plan: Plan) -> Retrieval:
         captions = required_captions(plan, self._schema)

@@ -33,7 +33,7 @@ class DeadlineExceeded(QueryError):
 class Worker:
     """One worker process and its two pipe ends."""
 
-    def __init__(self, memory_bytes: int) -> None:
+    def __init__(self, memory_bytes: int, preopen: str | None = None) -> None:
         self.memory_bytes = memory_bytes
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
@@ -53,6 +53,7 @@ class Worker:
                     str(to_worker_r),
                     str(from_worker_w),
                     str(memory_bytes),
+                    *([preopen] if preopen else []),
                 ],
                 pass_fds=(to_worker_r, from_worker_w),
                 stdin=subprocess.DEVNULL,
@@ -109,9 +110,13 @@ def acquire(memory_bytes: int) -> Worker:
     return Worker(memory_bytes)
 
 
-def prestart(memory_bytes: int) -> None:
-    """Start a spare worker now (after a kill), so the next query does not wait for it."""
-    worker = Worker(memory_bytes)
+def prestart(memory_bytes: int, preopen: str | None = None) -> None:
+    """Start a spare worker now (after a kill), so the next query does not wait for it.
+
+    ``preopen``: a DuckDB store the worker opens as soon as it starts, while this process
+    does other work; its guard then finds the database open (``foretab.sql.worker``).
+    """
+    worker = Worker(memory_bytes, preopen)
     with _lock:
         if len(_idle) < _MAX_IDLE:
             _idle.append(worker)

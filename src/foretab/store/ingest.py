@@ -12,7 +12,7 @@ import datetime as dt
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -66,8 +66,15 @@ def ingest_path(
     """
     path = Path(path)
     schema = schema or default_schema()
-    corpus = clean(read_table(path, max_parquet_bytes), str(path), schema)
-    return _ingest(corpus, db, reference_month, str(path), progress, schema)
+    # No name kept for the cleaned corpus here: ``_ingest`` frees it before the entity index.
+    return _ingest(
+        clean(read_table(path, max_parquet_bytes), str(path), schema),
+        db,
+        reference_month,
+        str(path),
+        progress,
+        schema,
+    )
 
 
 def ingest_frame(
@@ -126,7 +133,7 @@ def _ingest(
     else:
         _swap_postgres(location, history, future, meta, step)
     frame = corpus.frame
-    return IngestSummary(
+    summary = IngestSummary(
         location=location,
         reference_month=reference,
         history_tables=len(history.tables),
@@ -137,9 +144,28 @@ def _ingest(
         history_rows=history.n_rows,
         future_rows=future.n_rows if future else 0,
         duplicates_dropped=corpus.duplicates_dropped,
-        seconds=time.perf_counter() - started,
+        seconds=0.0,
         entity_plural=schema.leaf.plural_name,
     )
+    # The corpus and both sides' rows go first: at 100x they are most of ingest's 7.4 GB,
+    # and the entity index is built from the store.
+    del corpus, frame, history, future
+    _save_entity_index(location)
+    return replace(summary, seconds=time.perf_counter() - started)
+
+
+def _save_entity_index(location: StoreLocation) -> None:
+    """Save the new generation's entity index with it, so an engine loads it when it opens.
+
+    Like the model training saves, it goes into the generation just made current; it
+    records that generation, so a reader of another one never uses it.
+    """
+    # Imported here: the index is the question parser's, and the store package is below it.
+    from foretab.parse.entity_file import save_entity_index
+    from foretab.store.stores import open_history
+
+    with open_history(location) as store:
+        save_entity_index(store)
 
 
 def _reference_in_range(corpus: CleanCorpus, reference: Month | None, source: str) -> Month:

@@ -126,6 +126,21 @@ class _Store:
             ]
         return self._entities
 
+    def last_month(self, outer: str, inner: str, name: str) -> Month | None:
+        """One project's last month with an observation on this side, or None.
+
+        One query, for a message: reading every project (``entities``) costs seconds at
+        100x the corpus.
+        """
+        query = (
+            _select(PROJECTS_TABLE, "last_month")
+            .where(column("city").eq(param()))
+            .where(column("district").eq(param()))
+            .where(column("project").eq(param()))
+        )
+        rows = self._rows(query, (outer, inner, name))
+        return Month.from_date(rows[0][0]) if rows and rows[0][0] is not None else None
+
     def panel(self, *, summed: bool = False) -> pd.DataFrame:
         """Every observation of the primary measure: ``city, district, project, month, price``.
 
