@@ -123,3 +123,58 @@ def test_shocks_beyond_the_lasting_error_are_refused() -> None:
 
     with pytest.raises(QuestionError, match="--outer-correlation"):
         Copula(0.3, 0.2, 0.2)
+
+
+def _by_month(chosen: Copula) -> np.ndarray:
+    """``[n, entities, months]`` draws of A, B (one district) over January and February."""
+    refs = (A, B)
+    months = (JAN, FEB)
+    table = window_table(_plan(refs, FEB), refs, HISTORY, _standard(refs, months))
+    with scenarios.using(chosen):
+        return np.concatenate(
+            [d for _, d in scenarios._drawn(table, 4000, scenarios.groups_of(refs), 0)], axis=1
+        )
+
+
+def test_a_fleeting_shock_moves_a_month_but_not_the_window() -> None:
+    lasting = _by_month(Copula(0.7, 0.1, 0.1, 0.0))
+    fleeting = _by_month(Copula(0.7, 0.1, 0.1, 1.0))
+    for drawn in (lasting, fleeting):
+        # within a month, two projects of one district correlate shared + outer (0.2)
+        assert np.corrcoef(drawn[:, 0, 0], drawn[:, 1, 0])[0, 1] == pytest.approx(0.2, abs=0.05)
+        # and each project's two months correlate 0.7 either way
+        assert np.corrcoef(drawn[:, 0, 0], drawn[:, 0, 1])[0, 1] == pytest.approx(0.7, abs=0.05)
+    # across months the lasting shock still ties them; the fleeting one does not
+    assert np.corrcoef(lasting[:, 0, 0], lasting[:, 1, 1])[0, 1] == pytest.approx(0.2, abs=0.05)
+    assert abs(np.corrcoef(fleeting[:, 0, 0], fleeting[:, 1, 1])[0, 1]) < 0.05
+
+
+def test_one_projects_answers_never_see_the_fleeting_share() -> None:
+    months = (JAN, FEB)
+    table = window_table(_plan((A,), FEB), (A,), HISTORY, _standard((A,), months))
+    drawn = []
+    for share in (0.0, 1.0):
+        with scenarios.using(Copula(0.7, 0.05, 0.05, share)):
+            drawn.append(scenarios.draw_targets(table, Aggregate.MAX))
+    np.testing.assert_array_equal(*drawn)  # no place shock at all: the same draws
+
+
+def test_the_fleeting_part_never_exceeds_the_month_noise() -> None:
+    from foretab.errors import QuestionError
+
+    with pytest.raises(QuestionError, match="--fleeting-share"):
+        Copula(0.7, 0.1, 0.1, 1.5)
+    # 0.2 of shocks and 0.1 of month noise: half the shocks can pass, as at 0.5
+    np.testing.assert_array_equal(
+        _by_month(Copula(0.9, 0.1, 0.1, 1.0)), _by_month(Copula(0.9, 0.1, 0.1, 0.5))
+    )
+    # comonotone months: the shocks last, as without a fleeting share
+    np.testing.assert_array_equal(
+        _by_month(Copula(1.0, 0.1, 0.1, 1.0)), _by_month(Copula(1.0, 0.1, 0.1, 0.0))
+    )
+    assert "drawn afresh each month" in _described(Copula(0.7, 0.05, 0.05, 0.5))
+
+
+def _described(chosen: Copula) -> str:
+    with scenarios.using(chosen):
+        return scenarios.described()

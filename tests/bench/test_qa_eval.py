@@ -321,6 +321,11 @@ def test_cli_run_takes_the_scenarios_correlations(
     assert json.loads(run_json.read_text())["copula"] == "months 1, shared 0, outer 0.05"
     bad = runner.invoke(app, [*args, "--month-correlation", "0.2", "--shared-correlation", "0.5"])
     assert bad.exit_code != 0 and "--month-correlation" in bad.output
+    fleeting = runner.invoke(app, [*args, "--fleeting-share", "0.5"])
+    assert fleeting.exit_code == 0, fleeting.output
+    assert seen[-1]["analyzer"].copula == Copula(fleeting=0.5)  # type: ignore[index]
+    said = json.loads(run_json.read_text())["copula"]
+    assert said == "months 0.7, shared 0.05, outer 0.05, fleeting 0.5"
 
 
 def test_bench_run_help_states_the_scenario_defaults() -> None:

@@ -173,7 +173,8 @@ def bench_answers(
 
 def described(copula: Copula) -> str:
     """The copula in the benchmark's words."""
-    return f"months {copula.months:g}, district {copula.shared:g}, city {copula.outer:g}"
+    shocks = f"months {copula.months:g}, district {copula.shared:g}, city {copula.outer:g}"
+    return shocks + (f", fleeting {copula.fleeting:g}" if copula.fleeting else "")
 
 
 def _one(

@@ -209,6 +209,12 @@ def corpus_cmd(
             help="With --answers: the scenarios' shock of an outer place, a city (a comma list)."
         ),
     ] = None,
+    fleeting_share: Annotated[
+        str | None,
+        typer.Option(
+            help="With --answers: the share of each shock drawn afresh every month (a comma list)."
+        ),
+    ] = None,
     limit: Annotated[
         int | None,
         typer.Option(help="With --answers: only the first N projects, districts and cities."),
@@ -221,9 +227,8 @@ def corpus_cmd(
     With --answers, the stated intervals of window maxima and place means instead.
     """
     if answers:
-        _answers(
-            db, level, json_out, limit, (month_correlation, shared_correlation, outer_correlation)
-        )
+        correlations = (month_correlation, shared_correlation, outer_correlation, fleeting_share)
+        _answers(db, level, json_out, limit, correlations)
         return
     from foretab.bench.forecast.corpus import bench_corpus
 
@@ -243,7 +248,7 @@ def _answers(
     level: float,
     json_out: Path | None,
     limit: int | None,
-    correlations: tuple[str | None, str | None, str | None],
+    correlations: tuple[str | None, str | None, str | None, str | None],
 ) -> None:
     from itertools import product
 
@@ -254,7 +259,9 @@ def _answers(
     lists = [
         [default_value] if given is None else [float(v) for v in given.split(",")]
         for given, default_value in zip(
-            correlations, (default.months, default.shared, default.outer), strict=True
+            correlations,
+            (default.months, default.shared, default.outer, default.fleeting),
+            strict=True,
         )
     ]
     copulas = [Copula(*chosen) for chosen in product(*lists)]

@@ -125,6 +125,13 @@ def run(
             "a city, in different groups (default 0.05; 0 = none)."
         ),
     ] = None,
+    fleeting_share: Annotated[
+        float | None,
+        typer.Option(
+            help="Scenarios: the share of each shock (group, outer place) drawn afresh every "
+            "month; the rest lasts through the window (default 0)."
+        ),
+    ] = None,
     *,
     engine: EngineChoice,
 ) -> None:
@@ -148,16 +155,20 @@ def run(
     from foretab.engine.rules import StoreRuleAnalyzer
 
     chosen = Copula()
-    if any(c is not None for c in (month_correlation, shared_correlation, outer_correlation)):
+    given = (month_correlation, shared_correlation, outer_correlation, fleeting_share)
+    if any(c is not None for c in given):
         chosen = Copula(
             chosen.months if month_correlation is None else month_correlation,
             chosen.shared if shared_correlation is None else shared_correlation,
             chosen.outer if outer_correlation is None else outer_correlation,
+            chosen.fleeting if fleeting_share is None else fleeting_share,
         )
     if decision != DEFAULT_DECISION or chosen != Copula():
         # The default engine already decides this way, with the default scenarios.
         stages["analyzer"] = StoreRuleAnalyzer(decision, chosen)
     copula = f"months {chosen.months:g}, shared {chosen.shared:g}, outer {chosen.outer:g}"
+    if chosen.fleeting:
+        copula += f", fleeting {chosen.fleeting:g}"
     meta = {"engine": engine.kind, "decision": decision, "copula": copula}
     meta["probability_calibration"], meta["calibration_methods"] = _calibration_in_force(db)
     items = read_items(dataset)
