@@ -106,5 +106,5 @@ def bench_store(tmp_path_factory: pytest.TempPathFactory) -> BenchStore:
     frame = synthetic_frame()
     ingest_frame(frame, db, REFERENCE)
     out = root / "qa"
-    summary = build_dataset(db, out, BuildConfig(seed=0, test_size=96))
+    summary = build_dataset(db, out, BuildConfig(seed=0, test_size=48))
     return BenchStore(db=db, out=out, summary=summary, frame=frame)
