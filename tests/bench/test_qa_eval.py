@@ -113,7 +113,7 @@ def test_ablations_are_stage_implementations(
         assert engine.reader.name == "golden-history"  # type: ignore[attr-defined]
         assert engine.retriever.name == "captions"  # type: ignore[attr-defined]
         # a question about the future: the future source in force is in its trace
-        item = next(i for i in test_items if i.task is not Task.HISTORY)
+        item = next(i for i in test_items if i.task == Task.FORECAST)
         answer = engine.ask(item.question)
         read = next(s for s in answer.trace.steps if s.stage == "read")  # type: ignore[attr-defined]
         assert read.implementation == "golden-history"
