@@ -81,10 +81,30 @@ def test_a_combining_word_no_plan_carries_is_refused(
 
 
 def test_a_place_inside_another_is_not_counted_twice(engine: Engine) -> None:
-    # The planner reads "Shanghai and Huangpu, Shanghai" as Huangpu alone; a plan that
-    # still held both would count Huangpu's projects twice, so the sum is refused.
+    # A plan that holds a city and one of its districts would count the district's
+    # projects twice in a sum, so the sum is refused (asked: the test below).
     plan = engine.parse("How many units did Huangpu and Pudong in Shanghai sell in total in 2021?")
     nested = dataclasses.replace(plan, scopes=(ScopeRef(SH), ScopeRef(SH, HP)))
     outcomes = (ScopeOutcome(10, value=100.0), ScopeOutcome(4, value=40.0))
     with pytest.raises(QuestionError, match="inside"):
         analyze_scope(nested, {}, {}, {}, outcomes)
+
+
+def test_a_city_joined_to_its_own_district_is_a_subject_beside_it(
+    engine: Engine, units_2021: dict[str, float]
+) -> None:
+    # "Shanghai and Pudong" named both; the city was read as Pudong's qualifier and
+    # dropped, so the answer was Pudong's alone.
+    csv = pd.read_csv(MINI_CSV)
+    shanghai = float(csv[(csv.city == SH) & csv.month.str.startswith("2021-")].units_sold.sum())
+    answer = engine.ask("How many units did Shanghai and Pudong sell in 2021?")
+    assert answer.answer == [[shanghai], [units_2021[PD]]]  # in question order
+    zh = engine.ask("2021年上海和浦东新区的销量分别是多少？")
+    assert zh.answer == answer.answer
+    # ... while a city that qualifies its districts is no subject of its own
+    qualified = engine.ask(
+        "How many units did Huangpu, Shanghai and Pudong, Shanghai sell in 2021?"
+    )
+    assert qualified.answer == [[units_2021[HP]], [units_2021[PD]]]
+    with pytest.raises(QuestionError, match="inside"):  # a sum would count Pudong twice
+        engine.ask("How many units did Shanghai and Pudong sell in total in 2021?")

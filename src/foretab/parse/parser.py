@@ -88,9 +88,16 @@ def _refusal_text(
     return re.sub(r"\s+", " ", "".join(chars).replace("\0", "")).replace("’", "'")
 
 
-def _scopes(index: EntityIndex, mentions: list[Mention], linked: Linked) -> tuple[ScopeRef, ...]:
-    """Districts (else cities) named, in question order."""
-    out: list[ScopeRef] = []
+def _scopes(
+    question: str, index: EntityIndex, mentions: list[Mention], linked: Linked
+) -> tuple[ScopeRef, ...]:
+    """Districts (else cities) named, in question order.
+
+    A city named with one of its districts qualifies it ("Jiangning, Nanjing", 南京江宁),
+    unless "and" / "or" joins the two ("Nanjing or Jiangning"): then the city is a subject
+    of its own, beside the district.
+    """
+    out: dict[ScopeRef, int] = {}  # each scope and where the question first names it
     inners = set(linked.inners)
     for mention in mentions:
         if mention.kind is MentionKind.INNER:
@@ -98,12 +105,52 @@ def _scopes(index: EntityIndex, mentions: list[Mention], linked: Linked) -> tupl
                 place = index.inners[place_id]
                 if place in inners:
                     ref = ScopeRef(place[0], place[1], index.inner_zh.get(place, ""))
-                    if ref not in out:
-                        out.append(ref)
+                    out.setdefault(ref, mention.start)
     for outer in linked.outers:
-        if not any(ref.outer == outer for ref in out):
-            out.append(ScopeRef(outer, None, index.outer_zh.get(outer, "")))
-    return tuple(out)
+        qualifies = any(ref.outer == outer for ref in out)
+        if not qualifies or _outer_joined_to_its_inner(question, index, mentions, outer):
+            named = [
+                m.start
+                for m in mentions
+                if m.kind is MentionKind.OUTER and outer in (index.outers[i] for i in m.ids)
+            ]
+            ref = ScopeRef(outer, None, index.outer_zh.get(outer, ""))
+            out.setdefault(ref, min(named, default=len(question)))  # "which city": unnamed
+    return tuple(sorted(out, key=out.__getitem__))  # stable: ties keep their order
+
+
+# Between two places named as two subjects ("Nanjing or Jiangning", 南京和江宁).
+_JOINED = re.compile(r"\s*(?:,?\s*(?:and|or|vs\.?|versus)|和|与|或|或者|还是|及|跟|同)\s*", re.I)
+# Between a district and the city that qualifies it ("Jiangning, Nanjing", "in Nanjing").
+_QUALIFIED = re.compile(r"\s*(?:,|\s+in|\s+of)?\s*", re.I)
+
+
+def _outer_joined_to_its_inner(
+    question: str, index: EntityIndex, mentions: list[Mention], outer: str
+) -> bool:
+    """Whether the city ``outer`` is named as a subject beside one of its own districts."""
+
+    def inner_of_outer(m: Mention) -> bool:
+        return m.kind is MentionKind.INNER and any(index.inners[i][0] == outer for i in m.ids)
+
+    for k, m in enumerate(mentions):
+        if m.kind is not MentionKind.OUTER or outer not in (index.outers[i] for i in m.ids):
+            continue
+        before = mentions[k - 1] if k > 0 else None
+        after = mentions[k + 1] if k + 1 < len(mentions) else None
+        if before is not None and inner_of_outer(before):
+            between = question[before.end : m.start]
+            if _QUALIFIED.fullmatch(between):
+                continue  # "Jiangning, Nanjing and Jianye, Nanjing": a qualifier
+            if _JOINED.fullmatch(between):
+                return True
+        if (
+            after is not None
+            and inner_of_outer(after)
+            and _JOINED.fullmatch(question[m.end : after.start])
+        ):
+            return True
+    return False
 
 
 def scope_candidates(
@@ -280,7 +327,7 @@ def _scope_plan(
     metric: Metric,
 ) -> Plan:
     words = index.wording
-    scopes = _scopes(index, mentions, linked)
+    scopes = _scopes(question, index, mentions, linked)
     # "which city is the most expensive?": no place named, every city the subject (the
     # linker's every_outer); its children are the cities, as a city's are its districts.
     every_outer = bool(linked.outers) and not any(
