@@ -99,8 +99,9 @@ def test_a_city_joined_to_its_own_district_is_a_subject_beside_it(
     shanghai = float(csv[(csv.city == SH) & csv.month.str.startswith("2021-")].units_sold.sum())
     answer = engine.ask("How many units did Shanghai and Pudong sell in 2021?")
     assert answer.answer == [[shanghai], [units_2021[PD]]]  # in question order
-    zh = engine.ask("2021年上海和浦东新区的销量分别是多少？")
-    assert zh.answer == answer.answer
+    for zh in ("2021年上海和浦东新区的销量分别是多少？", "2021年上海和浦东新区分别卖了多少套？"):
+        # 分别 right after a place was read as the start of an unknown project's name
+        assert engine.ask(zh).answer == answer.answer
     # ... while a city that qualifies its districts is no subject of its own
     qualified = engine.ask(
         "How many units did Huangpu, Shanghai and Pudong, Shanghai sell in 2021?"
