@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 from foretab.analyze.scope import in_scope
-from foretab.analyze.values import Series, dmean, merged, r2, window_text
+from foretab.analyze.values import Series, dmean, merged, r2, window_text, zh_month
 from foretab.core.months import Month
 from foretab.core.plan import (
     ChangeMeasure,
@@ -149,13 +149,15 @@ def analyze_place(plan: Plan, history: Mapping, future: Mapping) -> Analysis:
         answer = [[names[s]] for s, _ in picked] or [["None"]]
         parts = [f"{names[s]} {_shown(plan, v)}" for s, v in ranked]
     else:
+        # the answer's months are "January 2021" (docs/design.md §4); a Chinese text's 2021年1月
+        said = zh_month if lang is Language.ZH else (lambda month: month.label)
         for scope in plan.scopes:
             s, name = series[scope], names[scope]
             if op is PlaceOp.VALUE and query.each:
                 for month, value in _window(plan, scope, s):
                     row: list[Cell] = [month.label, value]
                     answer.append([name, *row] if several else row)
-                    parts.append(f"{name} {month.label} {_shown(plan, value)}")
+                    parts.append(f"{name} {said(month)} {_shown(plan, value)}")
             elif op is PlaceOp.VALUE or op is PlaceOp.EVERY:
                 value = _reduce(plan, _window(plan, scope, s))
                 answer.append([name, value] if (query.named or several) else [value])
@@ -184,7 +186,7 @@ def analyze_place(plan: Plan, history: Mapping, future: Mapping) -> Analysis:
                 pick = max if query.extreme is Extreme.HIGHEST else min
                 month, value = pick(values, key=lambda item: item[1])
                 answer.append([month.label])
-                parts.append(f"{name} {month.label} {_shown(plan, value)}")
+                parts.append(f"{name} {said(month)} {_shown(plan, value)}")
             elif op is PlaceOp.THRESHOLD:
                 t = query.threshold
                 assert t is not None
