@@ -157,7 +157,8 @@ def analyze_place(plan: Plan, history: Mapping, future: Mapping) -> Analysis:
                 for month, value in _window(plan, scope, s):
                     row: list[Cell] = [month.label, value]
                     answer.append([name, *row] if several else row)
-                    parts.append(f"{name} {said(month)} {_shown(plan, value)}")
+                    each = f"{said(month)} {_shown(plan, value)}"  # one place: named once
+                    parts.append(f"{name} {each}" if several else each)
             elif op is PlaceOp.VALUE or op is PlaceOp.EVERY:
                 value = _reduce(plan, _window(plan, scope, s))
                 answer.append([name, value] if (query.named or several) else [value])

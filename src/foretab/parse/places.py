@@ -173,6 +173,9 @@ def place_query_of(
         if (CHOICE_ZH if zh_ else CHOICE_EN).search(text):
             extreme = extreme_of(text, zh_) or _choice_extreme(text, zh_)
             return PlaceReading(PlaceQuery(PlaceOp.COMPARE, extreme=extreme), window, scopes)
+        if _each_month(text, zh_, window, metric):
+            # "A and B each month": was answered with each one's mean over the window
+            return PlaceReading(PlaceQuery(PlaceOp.VALUE, each=True), window, scopes)
         return None
     if len(scopes) != 1:
         return None
@@ -205,14 +208,29 @@ def place_query_of(
             return PlaceReading(PlaceQuery(PlaceOp.CHANGE, change=rel), window, scopes)
         if future and metric is Metric.VALUE:
             return PlaceReading(PlaceQuery(PlaceOp.DIRECTION), window or _next(reference), scopes)
-    if (
-        window is not None
-        and len(window.months) > 1
-        and (zh.EACH.search(text) if zh_ else en.EACH.search(en.WEAK_EACH.sub(" ", text)))
-        and metric is Metric.VALUE
-    ):
+    if _each_month(text, zh_, window, metric):
         return PlaceReading(PlaceQuery(PlaceOp.VALUE, each=True), window, scopes)
     return None
+
+
+def _each_month(text: str, zh_: bool, window: TimeWindow | None, metric: Metric) -> bool:
+    """Whether a price is asked month by month over a window ("each month", 每个月).
+
+    A place's units month by month are refused, naming the words: they were answered with
+    the window's total.
+    """
+    if window is None or len(window.months) < 2:
+        return False
+    found = zh.EACH.search(text) if zh_ else en.EACH.search(en.WEAK_EACH.sub(" ", text))
+    if found is not None and metric is Metric.UNITS:
+        word = found.group().strip()
+        raise QuestionError(
+            f"“{word}”：地区的销量按整个时间段合计回答，不按月分列；请去掉“{word}”，或逐月分别提问"
+            if zh_
+            else f"'{word}': a place's units sold are answered as the window's total, not month "
+            f"by month; ask without '{word}', or ask about one month at a time"
+        )
+    return found is not None
 
 
 def _next(reference: Month) -> TimeWindow:
