@@ -37,6 +37,7 @@ from foretab.sql.limits import (
 from foretab.sql.pool import DeadlineExceeded, Worker, WorkerDied, acquire, prestart, release
 from foretab.sql.result import QueryResult
 from foretab.sql.rules import RULES
+from foretab.store.naming import GENERATION_KEY
 from foretab.sql.worker import (
     Failure,
     NeedsForecasts,
@@ -44,6 +45,7 @@ from foretab.sql.worker import (
     OpenRequest,
     Prepared,
     QueryRequest,
+    StoreDescription,
 )
 
 
@@ -68,6 +70,7 @@ class GuardedExecutor:
         max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
         memory_bytes: int = DEFAULT_MEMORY_BYTES,
         forecasts: ForecastProvider | None = None,
+        describe: bool = False,
     ) -> None:
         self.forecasts = forecasts
         self._budget_end: float | None = None  # when the running statement's time is up
@@ -86,6 +89,7 @@ class GuardedExecutor:
             allowed_tables=None if allowed_tables is None else tuple(allowed_tables),
             memory_bytes=memory_bytes,
             generation=self.target.generation,
+            describe=describe,
         )
         self._worker: Worker | None = None
         self._closed = False
@@ -93,6 +97,15 @@ class GuardedExecutor:
         self.role = opened.role
         self.allowed_tables = frozenset(opened.allowed_tables)
         self.reserved_names = frozenset(opened.reserved_names)
+        #: ``describe``: the store's metadata and catalog rows as the worker read them
+        self.store_description: StoreDescription | None = opened.store
+        if opened.store is not None:
+            # A later open (a fresh worker after a kill) reads the generation described
+            # now, or is refused, as a guard opened for an open store is.
+            found = dict(opened.store.meta).get(GENERATION_KEY)
+            self._open_request = replace(
+                self._open_request, describe=False, generation=str(found) if found else None
+            )
 
     # -- public API -------------------------------------------------------------------
 
