@@ -63,15 +63,18 @@ def _doc(answer: Answer) -> object:
 def test_the_described_store_is_the_store_it_would_have_read(mini_duckdb: str) -> None:
     with GuardedExecutor(mini_duckdb, describe=True) as guard, open_history(mini_duckdb) as own:
         assert guard.store_description is not None
-        described = HistoryStore(StoreLocation.parse(mini_duckdb), described=guard.store_description)
+        described = HistoryStore(
+            StoreLocation.parse(mini_duckdb), described=guard.store_description
+        )
         assert described.meta == own.meta
         assert described.catalog() == own.catalog()
         assert described.generation == own.generation
         assert described.reference_month == own.reference_month
         assert described.schema == own.schema
-    assert StoreContext.open_session(mini_duckdb).context.catalog == StoreContext.open(
-        mini_duckdb
-    ).catalog
+    assert (
+        StoreContext.open_session(mini_duckdb).context.catalog
+        == StoreContext.open(mini_duckdb).catalog
+    )
 
 
 def test_a_guard_asked_for_nothing_describes_nothing(mini_duckdb: str) -> None:

@@ -124,8 +124,9 @@ class StoreContext:
         """A new context of ``db``'s current generation and a first session over it.
 
         A DuckDB store is opened by the guard's worker only: it sends back the store's
-        metadata and catalog (``StoreDescription``), and this process opens the file
-        itself only if something needs its own connection (at 100x the corpus DuckDB takes
+        metadata and catalog (``StoreDescription``), then checks the store for the guard
+        while this process builds the context, which opens the file itself only if
+        something needs its own connection (at 100x the corpus DuckDB takes
         over a second to open a file of 30,592 tables, and most of one to close it). A
         store the worker cannot describe is opened here, as before, for its error.
         """
@@ -133,7 +134,9 @@ class StoreContext:
         if described is not None:
             store, guard = described
             try:
+                # Built while the worker checks the store for the guard's session.
                 context = cls.of(db, store)
+                guard.wait_open()
                 forecasts = StoreForecasts(store)
                 guard.forecasts = forecasts
                 return StoreSession(context, store, guard, forecasts)

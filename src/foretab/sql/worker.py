@@ -42,17 +42,29 @@ class OpenRequest:
     allowed_tables: tuple[str, ...] | None
     memory_bytes: int
     generation: str | None = None  # PostgreSQL: the store generation to pin (None: current)
-    #: also send the store's metadata and catalog (``StoreDescription``; DuckDB only), so
-    #: the parent need not open the file itself (``foretab.engine.context``)
-    describe: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeRequest:
+    """Send a DuckDB store's metadata and catalog (``StoreDescription``).
+
+    So the engine's process need not open the file itself (``foretab.engine.context``):
+    answered before the session's open checks the store, which the parent then asks for
+    with the described generation while it builds its indexes from the description.
+    """
+
+    target: str
+    memory_bytes: int
 
 
 @dataclass(frozen=True, slots=True)
 class StoreDescription:
-    """What the engine's process reads of a store when it opens it: every row of its
-    metadata and of its catalog (in ``foretab.store.stores.CATALOG_COLUMNS`` order, sorted
-    as ``HistoryStore.catalog`` sorts it), read by the worker's session from the database
-    it opened. The parent checks them as it checks its own reads."""
+    """What the engine's process reads of a store when it opens it.
+
+    Every row of its metadata and of its catalog (in ``foretab.store.stores.CATALOG_COLUMNS``
+    order, sorted as ``HistoryStore.catalog`` sorts it), read by the worker from the
+    database it opened. The parent checks them as it checks its own reads.
+    """
 
     meta: tuple[tuple[Any, Any], ...]
     catalog: tuple[tuple[Any, ...], ...]
@@ -65,8 +77,6 @@ class Opened:
     role: str
     allowed_tables: tuple[str, ...]
     reserved_names: tuple[str, ...]
-    #: the store's metadata and catalog, when the request asked for them (``describe``)
-    store: StoreDescription | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,31 +209,12 @@ class _Session:
             self.allowed = frozenset(t.lower() for t in tables) | {CATALOG_TABLE}
             self.reserved = self.conn.relation_names()
             self._verdicts: OrderedDict[tuple[str, int], _Verdict] = OrderedDict()
-            self.store = self._describe(request.target) if request.describe else None
         except BaseException:
             self.conn.close()
             raise
 
     def opened(self) -> Opened:
-        return Opened(
-            self.conn.role, tuple(sorted(self.allowed)), tuple(sorted(self.reserved)), self.store
-        )
-
-    def _describe(self, target: str) -> StoreDescription:
-        """The store's metadata and catalog rows: the reads ``HistoryStore`` makes at open."""
-        from foretab.store.stores import catalog_query, meta_query
-
-        if self.dialect != "duckdb":
-            raise StoreError("only a DuckDB store is described by the guard's worker")
-        try:
-            meta = self.conn.fetch(meta_query()).rows
-            catalog = self.conn.fetch(catalog_query()).rows
-        except QueryError as error:
-            raise StoreError(
-                f"{_printable(target)} is not a foretab store ({error.message}). "
-                "Create it with `foretab ingest PATH --db DB`."
-            ) from None
-        return StoreDescription(tuple(meta), tuple(catalog))
+        return Opened(self.conn.role, tuple(sorted(self.allowed)), tuple(sorted(self.reserved)))
 
     def _check_side(self, target: str, generation: str | None) -> None:
         """Refuse a future store as history, and a generation other than the store's.
@@ -475,10 +466,37 @@ def _limit_memory(memory_bytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+def _describe(request: DescribeRequest) -> StoreDescription:
+    """A DuckDB store's metadata and catalog rows: the reads ``HistoryStore`` makes at open.
+
+    On a connection of its own, kept like a preopened one (``_preopen``) until the
+    session that follows has its own: that session checks the store and the generation.
+    """
+    from foretab.backend import get_backend
+    from foretab.store.stores import catalog_query, meta_query
+
+    conn = get_backend("duckdb").connect(
+        request.target, purpose="guard", memory_bytes=request.memory_bytes
+    )
+    try:
+        meta = conn.fetch(meta_query()).rows
+        catalog = conn.fetch(catalog_query()).rows
+    except QueryError as error:
+        conn.close()
+        raise StoreError(
+            f"{_printable(request.target)} is not a foretab store ({error.message}). "
+            "Create it with `foretab ingest PATH --db DB`."
+        ) from None
+    _preopened.append(conn)
+    return StoreDescription(tuple(meta), tuple(catalog))
+
+
 def _handle(
     session: _Session | None, message: object, watchdog: _Watchdog
 ) -> tuple[_Session | None, object]:
     """One request -> (the session afterwards, the reply)."""
+    if isinstance(message, DescribeRequest):
+        return session, _describe(message)
     if isinstance(message, OpenRequest):
         if session is not None:
             session.close()

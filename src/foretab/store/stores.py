@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import os
 import tempfile
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
