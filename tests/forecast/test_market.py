@@ -9,7 +9,13 @@ from foretab.core.months import Month, month_range
 from foretab.core.plan import EntityRef
 from foretab.errors import ForecastError
 from foretab.forecast.gbm import LightGBMForecaster
-from foretab.forecast.market import ALL, Market, market_features, place_keys
+from foretab.forecast.market import (
+    ALL,
+    SEASON_ON_DEMAND,
+    Market,
+    market_features,
+    place_keys,
+)
 from foretab.forecast.store import StoreModel
 
 from .synthetic import make_panel
@@ -201,3 +207,21 @@ def test_market_features_equal_a_loop_over_levels_spans_and_windows(seed: int) -
     assert len(names) == static.shape[1]
     assert np.array_equal(static, expected_static, equal_nan=True)
     assert np.array_equal(seasonal, expected_seasonal, equal_nan=True)
+
+
+def test_a_few_groups_season_tables_are_every_groups_numbers() -> None:
+    """A question reads three groups' tables: only those are derived, bit for bit the same."""
+    panel = _district_panel(n=60, t=30, seed=4)
+    panel[np.random.default_rng(4).random(panel.shape) < 0.3] = np.nan
+    market = Market.build(panel, _places(60))
+    assert not market._season_all  # nothing derived when a model is built or loaded
+    groups = np.array([[1, 2, 0], [3, 1, 0]])
+    end = np.array([29, 11])
+    few = market.season_at(groups, end)
+    assert sorted(market._season_rows) == [0, 1, 2, 3] and not market._season_all
+    full = Market(market.keys, market.change, market.level).season
+    np.testing.assert_array_equal(few, full[groups, end[:, None]])
+    many = np.arange(SEASON_ON_DEMAND + 1).reshape(-1, 1) % len(market.keys)
+    ends = np.arange(len(many)) % 30
+    np.testing.assert_array_equal(market.season_at(many, ends), full[many, ends[:, None]])
+    assert market._season_all  # many windows: every group's tables, once

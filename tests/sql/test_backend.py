@@ -20,6 +20,7 @@ from sqlglot import exp
 from foretab.backend import backend_for, column, get_backend, param, table
 from foretab.core.months import Month
 from foretab.core.plan import EntityRef
+from foretab.engine.context import StoreContext
 from foretab.errors import QueryError, StoreError
 from foretab.sql.build import history_query
 from foretab.sql.guard import GuardedExecutor
@@ -275,6 +276,11 @@ def test_crafted_duckdb_views_and_macros_are_refused(tmp_path: Path, statements:
         _tamper(db, statement.format(t=name))
     with pytest.raises(StoreError, match="not written by foretab"):
         GuardedExecutor(db)
+    # Described by the worker first (the engine's open): refused all the same, at open.
+    with pytest.raises(StoreError, match="not written by foretab"):
+        GuardedExecutor(db, describe=True).wait_open()
+    with pytest.raises(StoreError, match="not written by foretab"):
+        StoreContext.open_session(db)
 
 
 @pytest.mark.postgres

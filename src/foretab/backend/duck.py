@@ -19,9 +19,13 @@ from foretab.backend.base import BackendName, Purpose, RendersToText, Rows, coll
 from foretab.errors import QueryError, QueryTimeoutError, StoreError
 
 MEMORY_LIMIT = "1GB"
+# Every relation name, and whether it is a plain table of the store (not internal, not
+# temporary): one scan of duckdb_tables(), which takes 0.5 s at 100x the corpus (30,592
+# tables), serves both ``relation_names`` and ``base_table_names``.
 _RELATIONS_SQL = (
-    "SELECT table_name FROM duckdb_tables() UNION SELECT view_name FROM duckdb_views() "
-    "UNION SELECT sequence_name FROM duckdb_sequences()"
+    "SELECT table_name, NOT internal AND NOT temporary FROM duckdb_tables() "
+    "UNION ALL SELECT view_name, FALSE FROM duckdb_views() "
+    "UNION ALL SELECT sequence_name, FALSE FROM duckdb_sequences()"
 )
 
 
@@ -106,6 +110,7 @@ class DuckDBConnection(RendersToText):
     def __init__(self, backend: DuckDBBackend, driver: Any) -> None:
         self.backend = backend
         self.driver = driver
+        self._relations: tuple[tuple[str, bool], ...] | None = None
 
     def fetch_text(
         self,
@@ -138,8 +143,19 @@ class DuckDBConnection(RendersToText):
         return Rows(columns, tuple(rows), more, by_bytes)
 
     def relation_names(self) -> frozenset[str]:
-        query = sqlglot.parse_one(_RELATIONS_SQL, read="duckdb")
-        return frozenset(str(r[0]).lower() for r in self.fetch(query).rows)
+        return frozenset(name.lower() for name, _ in self._relation_rows())
+
+    def base_table_names(self) -> set[str]:
+        """The store's plain tables (not internal, not temporary), as DuckDB names them."""
+        return {name for name, base in self._relation_rows() if base}
+
+    def _relation_rows(self) -> tuple[tuple[str, bool], ...]:
+        """Read once per connection: the file is opened read-only and never changes."""
+        if self._relations is None:
+            query = sqlglot.parse_one(_RELATIONS_SQL, read="duckdb")
+            rows = self.fetch(query).rows
+            self._relations = tuple((str(name), bool(base)) for name, base in rows)
+        return self._relations
 
     def interrupt(self) -> None:
         driver = self.driver

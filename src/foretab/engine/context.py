@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 from foretab.core.catalog import CatalogEntry, EntityEntry
 from foretab.core.months import Month
@@ -26,6 +27,7 @@ from foretab.retrieve import Retriever
 from foretab.sql.forecast_rows import StoreForecasts
 from foretab.sql.guard import GuardedExecutor
 from foretab.store import HistoryStore, open_history
+from foretab.store.location import StoreLocation
 
 
 class StaleContextError(StoreError):
@@ -119,7 +121,29 @@ class StoreContext:
     def open_session(
         cls, db: str, *, max_rows: int = 10_000, timeout_s: float = 5.0
     ) -> StoreSession:
-        """A new context of ``db``'s current generation and a first session over it."""
+        """A new context of ``db``'s current generation and a first session over it.
+
+        A DuckDB store is opened by the guard's worker only: it sends back the store's
+        metadata and catalog (``StoreDescription``), then checks the store for the guard
+        while this process builds the context, which opens the file itself only if
+        something needs its own connection (at 100x the corpus DuckDB takes
+        over a second to open a file of 30,592 tables, and most of one to close it). A
+        store the worker cannot describe is opened here, as before, for its error.
+        """
+        described = _described_session(db, max_rows, timeout_s)
+        if described is not None:
+            store, guard = described
+            try:
+                # Built while the worker checks the store for the guard's session.
+                context = cls.of(db, store)
+                guard.wait_open()
+                forecasts = StoreForecasts(store)
+                guard.forecasts = forecasts
+                return StoreSession(context, store, guard, forecasts)
+            except BaseException:
+                guard.close()
+                store.close()
+                raise
         store = open_history(db)
         try:
             return _session(cls.of(db, store), store, max_rows, timeout_s)
@@ -143,6 +167,32 @@ class StoreContext:
         except BaseException:
             store.close()
             raise
+
+
+def _described_session(
+    db: str, max_rows: int, timeout_s: float
+) -> tuple[HistoryStore, GuardedExecutor] | None:
+    """A DuckDB store's guard and its store object built from what the guard's worker read.
+
+    None (open it the old way) for PostgreSQL, a missing file, or a store the worker
+    refused: the old path then reports the same errors as before.
+    """
+    try:
+        location = StoreLocation.parse(db)
+    except StoreError:
+        return None
+    if location.backend != "duckdb" or not Path(location.history).is_file():
+        return None
+    try:
+        guard = GuardedExecutor(location, max_rows=max_rows, timeout_s=timeout_s, describe=True)
+    except StoreError:
+        return None
+    try:
+        assert guard.store_description is not None
+        return HistoryStore(location, described=guard.store_description), guard
+    except BaseException:
+        guard.close()
+        raise
 
 
 def _session(

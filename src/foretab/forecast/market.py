@@ -33,6 +33,8 @@ MAX_GAP = 3
 MIN_COUNT = 3
 TREND_SPANS = (3, 6, 12)
 LEVEL_SPAN = 6
+#: At most this many group reads derive only the groups read (``Market.season_at``).
+SEASON_ON_DEMAND = 64
 
 
 def place_keys(outer: str, inner: str) -> tuple[str, str]:
@@ -47,25 +49,54 @@ class Market:
     keys: tuple[str, ...]
     change: np.ndarray
     level: np.ndarray
-    #: ``[G, T, 12]`` seasonal tables (``_season_tables``), derived once: a question's
-    #: forecast should not recompute them
-    season: np.ndarray = field(init=False, repr=False, compare=False)
     #: ``[G, T+1]`` running sums of ``change`` (NaN as 0) and of its seen months, and each
-    #: key's row: derived once too, as a question's windows read them. At 100x the corpus
+    #: key's row: derived once, as a question's windows read them. At 100x the corpus
     #: (11,001 groups) recomputing them took ~6 ms of a 14 ms forecast question; at 1x
     #: (111 groups) it made no difference (docs/experiments.md, issue 26).
     running: np.ndarray = field(init=False, repr=False, compare=False)
     seen_running: np.ndarray = field(init=False, repr=False, compare=False)
     index: dict[str, int] = field(init=False, repr=False, compare=False)
+    #: The ``[T, 12]`` seasonal tables (``_season_tables``) of the groups read so far, by
+    #: group row, or every group's at once (``season``): derived when first read, not
+    #: when a model loads (0.5 s for 11,001 groups at 100x; a question reads three).
+    _season_rows: dict[int, np.ndarray] = field(init=False, repr=False, compare=False)
+    _season_all: list[np.ndarray] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "season", _season_tables(self.change))
         start = np.zeros((len(self.keys), 1))
         running = np.cumsum(np.nan_to_num(self.change), axis=1)
         seen = np.cumsum(np.isfinite(self.change), axis=1)
         object.__setattr__(self, "running", np.concatenate([start, running], axis=1))
         object.__setattr__(self, "seen_running", np.concatenate([start, seen], axis=1))
         object.__setattr__(self, "index", {k: i for i, k in enumerate(self.keys)})
+        object.__setattr__(self, "_season_rows", {})
+        object.__setattr__(self, "_season_all", [])
+
+    @property
+    def season(self) -> np.ndarray:
+        """``[G, T, 12]``: every group's seasonal tables (``_season_tables``), derived once."""
+        if not self._season_all:
+            self._season_all.append(_season_tables(self.change))
+        return self._season_all[0]
+
+    def season_at(self, groups: np.ndarray, end: np.ndarray) -> np.ndarray:
+        """``[m, levels, 12]``: ``season[groups, end[:, None]]``, deriving only those groups.
+
+        A group's table depends on its own row of ``change`` only (running sums along
+        the months), so a few groups' tables are the same numbers as every group's. Many
+        windows (training, a backtest) derive every group's once.
+        """
+        if self._season_all or groups.size > SEASON_ON_DEMAND:
+            return self.season[groups, end[:, None]]
+        rows = self._season_rows
+        missing = sorted({int(g) for g in groups.ravel()} - rows.keys())
+        if missing:
+            for g, table in zip(missing, _season_tables(self.change[missing]), strict=True):
+                rows[g] = table
+        out = np.empty((*groups.shape, 12))
+        for i, j in np.ndindex(groups.shape):
+            out[i, j] = rows[int(groups[i, j])][end[i]]
+        return out
 
     @property
     def months(self) -> int:
@@ -167,7 +198,7 @@ def market_features(
         if li in placed:
             cols.append(rel_level[:, placed.index(li), None])
             names.append(f"{name}_rel_level")
-    seasonal = _seasonal_paths(market.season, gs, e, horizon, ok)
+    seasonal = _seasonal_paths(market.season_at(gs, e), e, horizon, ok)
     return np.concatenate(cols, axis=1), seasonal, names
 
 
@@ -194,11 +225,11 @@ def _season_tables(change: np.ndarray) -> np.ndarray:
     return out
 
 
-def _seasonal_paths(
-    season: np.ndarray, g: np.ndarray, e: np.ndarray, horizon: int, ok: np.ndarray
-) -> np.ndarray:
-    """``[m, horizon, levels]``: cumulative seasonal effect over months e+1..e+h (NaN as 0)."""
-    table = season[g, e[:, None]]  # [m, levels, 12]
+def _seasonal_paths(table: np.ndarray, e: np.ndarray, horizon: int, ok: np.ndarray) -> np.ndarray:
+    """``[m, horizon, levels]``: cumulative seasonal effect over months e+1..e+h (NaN as 0).
+
+    ``table``: ``[m, levels, 12]``, each window's groups' seasonal tables at its end.
+    """
     ahead = (e[:, None] + np.arange(1, horizon + 1)[None, :]) % 12
     picked = np.take_along_axis(table, ahead[:, None, :], axis=2)
     out = np.cumsum(np.nan_to_num(picked), axis=2)

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import bm25s
 import numpy as np
 
 from foretab.store.catalog import CatalogEntry
+
+if TYPE_CHECKING:
+    import bm25s
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 
@@ -30,6 +33,11 @@ class CaptionIndex:
         self.vocabulary = frozenset(t for tokens in self.tokens for t in tokens)
         self._bm25: bm25s.BM25 | None = None
         if self.entries:
+            # Imported here, not with the module: it brings scipy.sparse (0.3 to 0.7 s of
+            # a cold `foretab ask`), and most questions' captions are in the catalog as
+            # written, so the index is never built.
+            import bm25s
+
             self._bm25 = bm25s.BM25()
             self._bm25.index(self.tokens, show_progress=False)
 

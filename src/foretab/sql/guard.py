@@ -12,6 +12,7 @@ hard deadline and whose memory is capped (``foretab.sql.limits``)::
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import replace
@@ -20,7 +21,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from foretab.errors import GuardError, QueryError, QueryTimeoutError
+from foretab.errors import ForetabError, GuardError, QueryError, QueryTimeoutError
 from foretab.sql.connect import HistoryTarget, LocationLike, resolve_target
 from foretab.sql.forecast_call import ForecastProvider
 from foretab.sql.limits import (
@@ -44,7 +45,9 @@ from foretab.sql.worker import (
     OpenRequest,
     Prepared,
     QueryRequest,
+    StoreDescription,
 )
+from foretab.store.naming import GENERATION_KEY
 
 
 class GuardedExecutor:
@@ -68,6 +71,7 @@ class GuardedExecutor:
         max_query_chars: int = DEFAULT_MAX_QUERY_CHARS,
         memory_bytes: int = DEFAULT_MEMORY_BYTES,
         forecasts: ForecastProvider | None = None,
+        describe: bool = False,
     ) -> None:
         self.forecasts = forecasts
         self._budget_end: float | None = None  # when the running statement's time is up
@@ -89,10 +93,90 @@ class GuardedExecutor:
         )
         self._worker: Worker | None = None
         self._closed = False
-        opened = self._open()
-        self.role = opened.role
-        self.allowed_tables = frozenset(opened.allowed_tables)
-        self.reserved_names = frozenset(opened.reserved_names)
+        #: ``describe``: the store's metadata and catalog rows as the worker read them
+        self.store_description: StoreDescription | None = None
+        self._pending: Worker | None = None  # the open request is sent, its reply not read
+        if describe:
+            self._describe_then_open()
+        else:
+            self._set_opened(self._open())
+
+    def _set_opened(self, opened: Opened) -> None:
+        self._role = opened.role
+        self._allowed_tables = frozenset(opened.allowed_tables)
+        self._reserved_names = frozenset(opened.reserved_names)
+
+    def _describe_then_open(self) -> None:
+        """DuckDB: the store's description now, the session's open sent without waiting.
+
+        The caller builds its indexes from the description while the worker checks the
+        store (0.5 s or more at 100x the corpus); ``wait_open`` (or the first use) reads
+        the open's reply. The open is of the described generation, or refused.
+        """
+        from foretab.sql.worker import DescribeRequest
+
+        worker = acquire(self.limits.memory_bytes)
+        request = DescribeRequest(self.target.history, self.limits.memory_bytes)
+        try:
+            reply = worker.call(request, OPEN_TIMEOUT_S)
+        except QueryError as error:
+            worker.kill()
+            raise QueryError(
+                f"the SQL guard's worker process could not open the store ({error.message}); "
+                "try again, and check free memory"
+            ) from None
+        if isinstance(reply, Failure):
+            release(worker)
+            raise reply.error()
+        assert isinstance(reply, StoreDescription)
+        self.store_description = reply
+        found = dict(reply.meta).get(GENERATION_KEY)
+        # Every later open (a fresh worker after a kill too) reads this generation or fails.
+        self._open_request = replace(self._open_request, generation=str(found) if found else None)
+        try:
+            worker.send(self._open_request)
+        except QueryError:
+            worker.kill()
+            raise
+        self._pending = worker
+
+    def wait_open(self) -> None:
+        """Read the reply to an open sent by ``_describe_then_open`` (errors: the open's)."""
+        worker, self._pending = self._pending, None
+        if worker is None:
+            return
+        try:
+            reply = worker.receive(OPEN_TIMEOUT_S)
+        except QueryError as error:
+            worker.kill()
+            raise QueryError(
+                f"the SQL guard's worker process could not open the store ({error.message}); "
+                "try again, and check free memory"
+            ) from None
+        if isinstance(reply, Failure):
+            release(worker)
+            raise reply.error()
+        assert isinstance(reply, Opened)
+        self._worker = worker
+        self._set_opened(reply)
+
+    @property
+    def role(self) -> str:
+        """The database role the statements run as ('' for DuckDB)."""
+        self.wait_open()
+        return self._role
+
+    @property
+    def allowed_tables(self) -> frozenset[str]:
+        """Lower-case names of the tables a statement may read."""
+        self.wait_open()
+        return self._allowed_tables
+
+    @property
+    def reserved_names(self) -> frozenset[str]:
+        """Every relation name of the store (no CTE may shadow one)."""
+        self.wait_open()
+        return self._reserved_names
 
     # -- public API -------------------------------------------------------------------
 
@@ -128,6 +212,9 @@ class GuardedExecutor:
     def close(self) -> None:
         """Close the session and hand the worker back (idempotent)."""
         self._closed = True
+        if self._pending is not None:
+            with contextlib.suppress(ForetabError):  # a failed open leaves nothing to close
+                self.wait_open()
         worker, self._worker = self._worker, None
         if worker is None:
             return
@@ -149,9 +236,10 @@ class GuardedExecutor:
         self.close()
 
     def __del__(self) -> None:
-        worker = getattr(self, "_worker", None)
-        if worker is not None:
-            worker.kill()
+        for name in ("_worker", "_pending"):
+            worker = getattr(self, name, None)
+            if worker is not None:
+                worker.kill()
 
     # -- internals --------------------------------------------------------------------
 
@@ -234,6 +322,7 @@ class GuardedExecutor:
         return left
 
     def _send(self, request: QueryRequest) -> object:
+        self.wait_open()
         if self._worker is None:
             self._open()  # the last worker was killed at a deadline: a fresh one
         worker = self._worker

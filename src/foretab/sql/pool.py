@@ -70,10 +70,24 @@ class Worker:
 
     def call(self, message: object, deadline_s: float) -> object:
         """Send ``message`` and wait up to ``deadline_s`` for the reply; kill on overrun."""
+        self.send(message)
+        return self.receive(deadline_s)
+
+    def send(self, message: object) -> None:
+        """Send ``message``; read its reply with ``receive`` (replies come in order)."""
         if not self.alive:
             raise WorkerDied("the guard worker is gone")
         try:
             self._tx.send(message)
+        except (EOFError, OSError, BrokenPipeError):
+            code = self.kill()
+            raise WorkerDied(f"the guard worker exited (code {code})") from None
+
+    def receive(self, deadline_s: float) -> object:
+        """The next reply, waiting up to ``deadline_s``; kill on overrun."""
+        if not self.alive:
+            raise WorkerDied("the guard worker is gone")
+        try:
             if not self._rx.poll(deadline_s):
                 self.kill()
                 raise DeadlineExceeded(f"no answer within {deadline_s:g} s")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,9 @@ from foretab.store.naming import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from foretab.backend import ReadConnection
+    from foretab.sql.worker import StoreDescription
+
 #: Tables read per query by ``panel`` (one ``UNION ALL``).
 PANEL_TABLES = 500
 
@@ -38,13 +42,24 @@ PANEL_TABLES = 500
 class _Store:
     side: Side
 
-    def __init__(self, db: str | StoreLocation, generation: str | None = None) -> None:
+    def __init__(
+        self,
+        db: str | StoreLocation,
+        generation: str | None = None,
+        *,
+        described: StoreDescription | None = None,
+    ) -> None:
         self.location = db if isinstance(db, StoreLocation) else StoreLocation.parse(db)
-        self._conn = open_side(self.location, self.side, generation)
+        self._pin = generation
+        # ``described``: the metadata and catalog rows the guard's worker read from the
+        # database it opened; the connection is then opened only if something needs it.
+        self._opened: ReadConnection | None = None
+        if described is None:
+            self._opened = open_side(self.location, self.side, generation)
         try:
-            meta = dict(self._rows(_select(META_TABLE, "key", "value")))
+            meta = dict(described.meta if described else self._rows(meta_query()))
         except QueryError as exc:
-            self._conn.close()
+            self.close()
             raise StoreError(
                 f"{self.location.describe(self.side)} is not a foretab store ({exc.message}). "
                 "Create it with `foretab ingest PATH --db DB`."
@@ -53,22 +68,47 @@ class _Store:
         try:
             check_side(self.location, self.side, self.meta.get(SIDE_KEY))
         except StoreError:
-            self._conn.close()
+            self.close()
             raise
         ref = self.meta.get("reference_month", "")
         self.reference_month: Month | None = Month.parse(ref) if ref else None
         try:
             self.schema: CorpusSchema = _schema_of(self.location, self.meta)
         except SchemaError as exc:
-            self._conn.close()
+            self.close()
             raise StoreError(exc.message) from None
         self._catalog: list[CatalogEntry] | None = None
         self._entities: list[EntityEntry] | None = None
         try:
-            self.catalog()  # checked on open: a crafted store fails here, not mid-question
+            # checked on open: a crafted store fails here, not mid-question
+            self.catalog(None if described is None else described.catalog)
         except BaseException:
-            self._conn.close()
+            self.close()
             raise
+
+    @property
+    def _conn(self) -> ReadConnection:
+        """The store's own connection, opened on first use when the store was described.
+
+        A DuckDB path that leads to another ingest's file by then is refused: this
+        object's metadata and catalog are the described generation's.
+        """
+        if self._opened is None:
+            conn = open_side(self.location, self.side, self._pin)
+            try:
+                query = _select(META_TABLE, "value").where(column("key").eq(param()))
+                rows = conn.fetch(query, (GENERATION_KEY,)).rows
+            except QueryError:
+                rows = ()
+            found = str(rows[0][0]) if rows and rows[0][0] else None
+            if found != self.generation:
+                conn.close()
+                raise StoreError(
+                    f"{self.location.describe(self.side)} was replaced by another ingest "
+                    "after it was opened; open the store again"
+                )
+            self._opened = conn
+        return self._opened
 
     def __enter__(self) -> _Store:
         return self
@@ -77,7 +117,8 @@ class _Store:
         self.close()
 
     def close(self) -> None:
-        self._conn.close()
+        if self._opened is not None:
+            self._opened.close()
 
     @property
     def generation(self) -> str | None:
@@ -89,16 +130,16 @@ class _Store:
     ) -> tuple[tuple[Any, ...], ...]:
         return self._conn.fetch(query, params).rows
 
-    def catalog(self) -> list[CatalogEntry]:
-        """Every price table, sorted by city, district and year."""
+    def catalog(self, rows: Sequence[tuple[Any, ...]] | None = None) -> list[CatalogEntry]:
+        """Every price table, sorted by city, district and year.
+
+        ``rows``: the catalog's rows as read elsewhere (the guard's worker), checked here
+        as the store's own read would be.
+        """
         if self._catalog is None:
-            columns = ("table_name", "caption", "city", "district", "year", "rows")
-            query = _select(CATALOG_TABLE, *columns).order_by(
-                column("city"), column("district"), column("year")
-            )
-            self._catalog = [
-                _catalog_entry(self.location, row, self.schema) for row in self._rows(query)
-            ]
+            if rows is None:
+                rows = self._rows(catalog_query())
+            self._catalog = [_catalog_entry(self.location, row, self.schema) for row in rows]
         return self._catalog
 
     def entities(self) -> list[EntityEntry]:
@@ -383,6 +424,22 @@ def check_side(location: StoreLocation, side: Side, marked: str | None) -> None:
         else "open the future store through the history store's --db value"
     )
     raise StoreError(f"{which} holds the {marked} side of a store, not the {side} side; {hint}.")
+
+
+#: The columns of ``foretab_catalog`` a store reads, in ``CatalogEntry`` order.
+CATALOG_COLUMNS = ("table_name", "caption", "city", "district", "year", "rows")
+
+
+def catalog_query() -> exp.Select:
+    """The catalog as ``HistoryStore.catalog`` reads it (also the guard's worker)."""
+    return _select(CATALOG_TABLE, *CATALOG_COLUMNS).order_by(
+        column("city"), column("district"), column("year")
+    )
+
+
+def meta_query() -> exp.Select:
+    """Every metadata row (``key, value``)."""
+    return _select(META_TABLE, "key", "value")
 
 
 def _select(name: str, *columns: str) -> exp.Select:
