@@ -110,6 +110,12 @@ def shared_group(fixturenames: Sequence[str]) -> str | None:
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reports the collection to the controller
 def pytest_collection_finish(session: pytest.Session) -> None:
+    # Move every object alive now into the collector's permanent generation: the modules,
+    # classes and functions imported so far (pandas, DuckDB, sqlglot, foretab, the test
+    # modules) live to the end of the session, and each full collection during the tests
+    # walked them all again. What the tests create is collected as before (an unraisable
+    # exception in its finalizer still fails the test).
+    gc.freeze()
     if not hasattr(session.config, "workerinput"):
         return
     groups = {
