@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
@@ -33,10 +31,11 @@ def corpus(*, sparse: bool = True) -> pd.DataFrame:
     )
 
 
-@pytest.fixture(params=["duckdb", "postgresql"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+@pytest.fixture(scope="module", params=["duckdb", "postgresql"])
+def db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The corpus on each backend, ingested once for the module: the tests only read it."""
     if request.param == "duckdb":
-        target = str(tmp_path / "c.duckdb")
+        target = str(tmp_path_factory.mktemp("retrieve") / "c.duckdb")
     else:
         server = request.getfixturevalue("pg_server")
         target = server.url(server.fresh_dbname("retrieve"))

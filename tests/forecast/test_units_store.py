@@ -24,6 +24,7 @@ from foretab.forecast.units_store import (
 )
 from foretab.store import open_history
 from foretab.store.ingest import ingest_frame
+from tests.store_copy import copy_store
 
 REF = Month(2021, 12)
 
@@ -50,11 +51,17 @@ def _frame() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> str:
-    db = str(tmp_path / "corpus.duckdb")
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The store ingested from ``_frame()`` once; tests get a copy (they train into it)."""
+    db = str(tmp_path_factory.mktemp("pristine") / "corpus.duckdb")
     ingest_frame(_frame(), db, REF)
     return db
+
+
+@pytest.fixture
+def store(pristine: str, tmp_path: Path) -> str:
+    return copy_store(pristine, tmp_path)
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 import sqlglot
 from sqlglot import exp
+from tests.store_copy import copy_store
 
 from foretab.backend import backend_for, column, get_backend, param, table
 from foretab.core.months import Month
@@ -55,6 +56,14 @@ def odd_frame() -> pd.DataFrame:
         }
     )
     return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def pristine_odd_duckdb(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """``odd_frame()`` ingested on DuckDB once; the tests that tamper with a store copy it."""
+    db = str(tmp_path_factory.mktemp("pristine-odd") / "odd.duckdb")
+    ingest_frame(odd_frame(), db, Month.parse("2021-12"))
+    return db
 
 
 @pytest.fixture(
@@ -221,15 +230,15 @@ def _tamper(db: str, statement: str) -> None:
     ],
 )
 def test_crafted_catalog_rows_are_refused_on_open(
-    bad_name: str, tmp_path: Path, request: pytest.FixtureRequest
+    bad_name: str, tmp_path: Path, request: pytest.FixtureRequest, pristine_odd_duckdb: str
 ) -> None:
     for backend in ("duckdb", "postgresql"):
         if backend == "duckdb":
-            db = str(tmp_path / f"crafted-{len(bad_name)}.duckdb")
+            db = copy_store(pristine_odd_duckdb, tmp_path / f"crafted-{len(bad_name)}")
         else:
             server = request.getfixturevalue("pg_server")
             db = server.url(server.fresh_dbname("crafted"))
-        ingest_frame(odd_frame(), db, Month.parse("2021-12"))
+            ingest_frame(odd_frame(), db, Month.parse("2021-12"))
         escaped = bad_name.replace("'", "''")
         _tamper(
             db,
@@ -267,9 +276,10 @@ def test_backend_imports_neither_sql_nor_store_and_store_not_sql() -> None:
         pytest.param(["CREATE MACRO median(x) AS 42"], id="user-macro"),
     ],
 )
-def test_crafted_duckdb_views_and_macros_are_refused(tmp_path: Path, statements: list[str]) -> None:
-    db = str(tmp_path / "crafted.duckdb")
-    ingest_frame(odd_frame(), db, Month.parse("2021-12"))
+def test_crafted_duckdb_views_and_macros_are_refused(
+    tmp_path: Path, statements: list[str], pristine_odd_duckdb: str
+) -> None:
+    db = copy_store(pristine_odd_duckdb, tmp_path)
     with open_history(db) as store:
         name = store.catalog()[0].table_name
     for statement in statements:

@@ -45,7 +45,9 @@ def test_a_short_token_is_refused(mini_duckdb: str) -> None:
 
 
 def test_a_missing_store_is_reported(tmp_path) -> None:
-    code, output = _serve("--db", str(tmp_path / "none.duckdb"))
+    # One worker: the default (one per core) started two server processes here, the slow
+    # variant of tests/web/test_workers.py's test of a worker that cannot open the store.
+    code, output = _serve("--db", str(tmp_path / "none.duckdb"), "--workers", "1")
     assert code == 2 and "foretab ingest" in output
 
 
