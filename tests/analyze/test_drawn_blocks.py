@@ -124,4 +124,3 @@ def test_block_draws_are_the_plain_draws_bit_for_bit(
         assert [s for s, _ in new] == [s for s, _ in old]
         for (_, a), (_, b) in zip(new, old, strict=True):
             assert a.shape == b.shape and a.tobytes() == b.tobytes()
-

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from tests.sql.test_scope_text import QUERIES, WINDOWS
 
 from foretab.core.catalog import CatalogEntry
 from foretab.core.months import Month
@@ -19,7 +20,6 @@ from foretab.corpus.schema import TableColumns, default_schema
 from foretab.sql import build
 from foretab.sql.build import history_query, scope_query
 from foretab.sql.scope import scope_answer_query
-from tests.sql.test_scope_text import QUERIES, WINDOWS
 
 PLACES = [
     ("Nanjing", "Jiangning District"),

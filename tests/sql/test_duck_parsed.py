@@ -7,6 +7,7 @@ text, and a text that is not exactly one statement is run as text.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -18,7 +19,7 @@ from foretab.errors import QueryError
 
 
 @pytest.fixture
-def conn(tmp_path: Path) -> duck.DuckDBConnection:
+def conn(tmp_path: Path) -> Iterator[duck.DuckDBConnection]:
     path = tmp_path / "t.duckdb"
     with duckdb.connect(str(path)) as setup:
         setup.execute("CREATE TABLE t AS SELECT range AS i, range * 2 AS j FROM range(100)")
@@ -27,7 +28,7 @@ def conn(tmp_path: Path) -> duck.DuckDBConnection:
     opened.close()
 
 
-def _plain(conn: duck.DuckDBConnection, sql: str, values: list[object]) -> list[tuple]:
+def _plain(conn: duck.DuckDBConnection, sql: str, values: list[object]) -> list[tuple[object, ...]]:
     return conn.driver.execute(sql, values).fetchall()
 
 

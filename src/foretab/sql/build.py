@@ -106,8 +106,9 @@ def select_layout(
     return SelectLayout(f"{before} FROM ", f" {after}", placeholders)
 
 
-def joined_layout(one: str, three: str, single: SelectLayout, dialect: str,
-                  quoted: Callable[[str, str], str]) -> tuple[str, str, str] | None:
+def joined_layout(
+    one: str, three: str, single: SelectLayout, dialect: str, quoted: Callable[[str, str], str]
+) -> tuple[str, str, str] | None:
     """``(prefix, separator, suffix)`` of a text holding one or three sentinel selects.
 
     ``one`` and ``three`` are the same statement rendered with one and with three
