@@ -75,6 +75,9 @@ SEED = 0
 #: At most this many (scenario, entity, month) cells are drawn at once (8 bytes each):
 #: about 16 MB per working array, whatever the scope's size.
 CHUNK_CELLS = 2_000_000
+#: Within a chunk, the per-cell steps after the normals run this many cells at a time
+#: (1 MB per working array: in the cache).
+DRAW_BLOCK_CELLS = 131_072
 
 
 @dataclass(frozen=True, slots=True)
@@ -451,36 +454,57 @@ def _drawn(
     step = np.diff(levels)
     even = _evenly_spaced(levels.tobytes())  # the store's 1%..99% grid: no search needed
     index_of_level = np.arange(n_levels, dtype=float)
+    own = np.sqrt(max(rho - shared - outer + passing, 0.0))
+    month_noise = np.sqrt(max(1 - rho - passing, 0.0))
     for start in range(0, n_entities, chunk):
         stop = min(n_entities, start + chunk)
         size = stop - start
-        own = max(rho - shared - outer + passing, 0.0)
-        z = np.sqrt(own) * rng.standard_normal((n, size, 1))
-        z = z + np.sqrt(max(1 - rho - passing, 0.0)) * rng.standard_normal((n, size, n_months))
-        if group_shock is not None and codes is not None:
-            z += np.sqrt(lasting * shared) * group_shock[:, codes[start:stop], None]
-            if group_month is not None:
-                z += np.sqrt(fleeting * shared) * group_month[:, codes[start:stop]]
-        if outer_shock is not None and places is not None:
-            z += np.sqrt(lasting * outer) * outer_shock[:, places[start:stop], None]
-            if outer_month is not None:
-                z += np.sqrt(fleeting * outer) * outer_month[:, places[start:stop]]
-        # Draws interpolate each quantile function at its level (never beyond its ends):
-        # the position on the one shared grid first, then between the two neighbouring
-        # quantiles of each (entity, month) cell.
-        u = ndtr(z)
-        if even:
-            pos = np.clip((u - levels[0]) / step[0], 0.0, n_levels - 1.0)
-        else:
-            pos = np.interp(u, levels, index_of_level)
-        lower = np.minimum(pos.astype(np.intp), n_levels - 2)
-        frac = pos - lower
+        # The chunk's normals in the order they were always drawn; the rest is per cell,
+        # so it runs block by block of scenarios (a block's arrays stay in the cache), in
+        # place, each cell computed by the same operations as before (bit for bit).
+        lasting_z = rng.standard_normal((n, size, 1))
+        z = rng.standard_normal((n, size, n_months))
+        g_codes = None if group_shock is None or codes is None else codes[start:stop]
+        o_codes = None if outer_shock is None or places is None else places[start:stop]
         # Flat indices into this chunk's [entities, months, levels] values.
         cell = (np.arange(size)[:, None] * n_months + np.arange(n_months)[None, :]) * n_levels
         flat = table.values[start:stop].reshape(-1)
-        at = lower + cell[None]
-        drawn = flat[at]
-        drawn += frac * (flat[at + 1] - drawn)
+        above = flat[1:]  # above[i] is flat[i + 1]
+        block = max(1, DRAW_BLOCK_CELLS // max(1, size * n_months))
+        for lo in range(0, n, block):
+            hi = min(n, lo + block)
+            zb = z[lo:hi]
+            zb *= month_noise
+            zb += own * lasting_z[lo:hi]
+            if group_shock is not None and g_codes is not None:
+                zb += np.sqrt(lasting * shared) * group_shock[lo:hi, g_codes, None]
+                if group_month is not None:
+                    zb += np.sqrt(fleeting * shared) * group_month[lo:hi, g_codes]
+            if outer_shock is not None and o_codes is not None:
+                zb += np.sqrt(lasting * outer) * outer_shock[lo:hi, o_codes, None]
+                if outer_month is not None:
+                    zb += np.sqrt(fleeting * outer) * outer_month[lo:hi, o_codes]
+            # Draws interpolate each quantile function at its level (never beyond its
+            # ends): the position on the one shared grid first, then between the two
+            # neighbouring quantiles of each (entity, month) cell.
+            ndtr(zb, out=zb)
+            if even:
+                zb -= levels[0]
+                zb /= step[0]
+                pos = np.clip(zb, 0.0, n_levels - 1.0, out=zb)
+            else:
+                pos = np.interp(zb, levels, index_of_level)
+            lower = pos.astype(np.intp)
+            np.minimum(lower, n_levels - 2, out=lower)
+            pos -= lower  # the fraction between the two quantiles
+            lower += cell[None]
+            low = np.take(flat, lower)
+            high = np.take(above, lower)
+            high -= low
+            high *= pos
+            low += high
+            z[lo:hi] = low
+        drawn = z
         if hold_rng is not None and table.current is not None:
             _hold(drawn, table, start, stop, hold_rng)
         yield start, drawn

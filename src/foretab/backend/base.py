@@ -60,7 +60,7 @@ def collect(
             if max_rows is not None and len(rows) >= max_rows:
                 return rows, True, False
             if max_bytes is not None:
-                size += sys.getsizeof(row) + sum(sys.getsizeof(v) for v in row)
+                size += sys.getsizeof(row) + sum(map(sys.getsizeof, row))
                 if size > max_bytes:
                     return rows, True, True
             rows.append(row)

@@ -9,6 +9,8 @@ with a different configuration in one process.
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +104,12 @@ class DuckDBBackend:
         )
 
 
+#: Statements DuckDB has parsed, kept per connection by their exact text (least recent
+#: dropped past this many): the engine's reads repeat a few texts with other parameters,
+#: and DuckDB's own parse is ~0.35 ms of a ~2 ms read.
+PARSED_KEPT = 512
+
+
 class DuckDBConnection(RendersToText):
     """A read-only DuckDB connection."""
 
@@ -111,6 +119,28 @@ class DuckDBConnection(RendersToText):
         self.backend = backend
         self.driver = driver
         self._relations: tuple[tuple[str, bool], ...] | None = None
+        self._parsed: OrderedDict[str, Any] = OrderedDict()
+        self._parsed_lock = threading.Lock()
+
+    def _statement(self, sql: str) -> Any:
+        """DuckDB's parse of ``sql`` (one statement), or ``sql`` itself if it is not one.
+
+        Running the parsed statement is running the text: DuckDB parses the text the same
+        way every time; only binding, planning and running happen per call.
+        """
+        with self._parsed_lock:
+            parsed = self._parsed.get(sql)
+            if parsed is not None:
+                self._parsed.move_to_end(sql)
+                return parsed
+        statements = self.driver.extract_statements(sql)
+        if len(statements) != 1:
+            return sql  # run as text: DuckDB says what is wrong with it
+        with self._parsed_lock:
+            self._parsed[sql] = statements[0]
+            if len(self._parsed) > PARSED_KEPT:
+                self._parsed.popitem(last=False)
+        return statements[0]
 
     def fetch_text(
         self,
@@ -126,7 +156,7 @@ class DuckDBConnection(RendersToText):
         if self.driver is None:
             raise QueryError("the connection is closed; open the store again")
         try:
-            cursor = self.driver.execute(sql, values)
+            cursor = self.driver.execute(self._statement(sql), values)
             columns = tuple(d[0] for d in cursor.description or ())
             if max_rows is None and max_bytes is None:
                 return Rows(columns, tuple(cursor.fetchall()))
@@ -164,6 +194,7 @@ class DuckDBConnection(RendersToText):
 
     def close(self) -> None:
         driver, self.driver = self.driver, None
+        self._parsed.clear()
         if driver is not None:
             driver.close()
 

@@ -62,6 +62,7 @@ def rows_to_history(
     series: dict[EntityRef, dict[Month, float]] = {ref: {} for ref in entities}
     units: dict[EntityRef, dict[Month, float]] = {}
     dropped = 0
+    months: dict[object, Month] = {}
     for row in result.rows:
         name = str(row[at[cols.entity]])
         if i_outer is not None and i_inner is not None:
@@ -86,7 +87,10 @@ def rows_to_history(
                 f"the history query returned a row for {name!r} without {cols.outer} and "
                 f"{cols.inner} columns, and the question names several entities of that name"
             )
-        month = Month.from_date(row[at[cols.month]])
+        day = row[at[cols.month]]
+        month = months.get(day)
+        if month is None:  # a read's rows share a few months: each is made once
+            month = months[day] = Month.from_date(day)
         if i_units is not None and row[i_units] is not None:
             units.setdefault(candidates[0], {})[month] = float(row[i_units])
         value = row[at[column]]

@@ -37,7 +37,14 @@ from foretab.core.catalog import CatalogEntry
 from foretab.core.months import Month
 from foretab.core.plan import Extreme, Metric, ScopeOp, ScopeQuery, ScopeRef
 from foretab.corpus.schema import TableColumns
-from foretab.sql.build import HistoryQuery, default_columns
+from foretab.sql.build import (
+    SENTINEL_TABLE,
+    HistoryQuery,
+    SelectLayout,
+    default_columns,
+    joined_layout,
+    select_layout,
+)
 
 
 def scope_columns(cols: TableColumns) -> tuple[str, ...]:
@@ -244,11 +251,60 @@ def scope_answer_query(
     n_params = len(params)
 
     def build() -> exp.Query:
-        ast = _skeleton(shape).copy()
-        cte = next(c for c in ast.find_all(exp.CTE) if c.alias == "scope_rows")
-        cte.set("this", _selects(reads, cols))
-        if _placeholders(ast) != n_params:  # a shape and its parameters went out of step
-            raise AssertionError(f"{_placeholders(ast)} placeholders for {n_params} parameters")
-        return ast
+        return _spliced(shape, _selects(reads, cols), n_params)
 
-    return HistoryQuery(build, tuple(params), ("scope-answer", shape, reads))
+    def compose(dialect: str) -> str | None:
+        frame = _frame(shape, dialect)
+        if frame is None:
+            return None
+        prefix, separator, suffix, placeholders = frame
+        texts = []
+        for name, n_months in reads:
+            layout = _layout(n_months, cols, dialect)
+            if layout is None:
+                return None
+            placeholders += layout.placeholders
+            texts.append(layout.text(name, dialect, _table_text))
+        if placeholders != n_params:  # as ``build`` checks
+            raise AssertionError(f"{placeholders} placeholders for {n_params} parameters")
+        return prefix + separator.join(texts) + suffix
+
+    return HistoryQuery(build, tuple(params), ("scope-answer", shape, reads), compose)
+
+
+def _spliced(shape: _Shape, selects: exp.Query, n_params: int | None) -> exp.Query:
+    """The shape's statement with ``selects`` as its ``scope_rows``."""
+    ast = _skeleton(shape).copy()
+    cte = next(c for c in ast.find_all(exp.CTE) if c.alias == "scope_rows")
+    cte.set("this", selects)
+    if n_params is not None and _placeholders(ast) != n_params:
+        # a shape and its parameters went out of step
+        raise AssertionError(f"{_placeholders(ast)} placeholders for {n_params} parameters")
+    return ast
+
+
+@lru_cache(maxsize=4096)
+def _table_text(name: str, dialect: str) -> str:
+    """``name`` as ``exp.to_table`` renders it (``_selects``' tables)."""
+    return exp.to_table(name).sql(dialect=dialect)
+
+
+@lru_cache(maxsize=256)
+def _layout(n_months: int, cols: TableColumns, dialect: str) -> SelectLayout | None:
+    return select_layout(_selects([(SENTINEL_TABLE, n_months)], cols), dialect, _table_text)
+
+
+@lru_cache(maxsize=256)
+def _frame(shape: _Shape, dialect: str) -> tuple[str, str, str, int] | None:
+    """The shape's text around its selects: prefix, separator, suffix, and its placeholders."""
+    single = _layout(0, shape.cols, dialect)
+    if single is None:
+        return None
+    one = _spliced(shape, _selects([(SENTINEL_TABLE, 0)], shape.cols), None)
+    three = _spliced(shape, _selects([(SENTINEL_TABLE, 0)] * 3, shape.cols), None)
+    found = joined_layout(
+        one.sql(dialect=dialect), three.sql(dialect=dialect), single, dialect, _table_text
+    )
+    if found is None:
+        return None
+    return (*found, _placeholders(one) - single.placeholders)
