@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from types import TracebackType
 from typing import Any
@@ -117,17 +117,7 @@ class GuardedExecutor:
 
         worker = acquire(self.limits.memory_bytes)
         request = DescribeRequest(self.target.history, self.limits.memory_bytes)
-        try:
-            reply = worker.call(request, OPEN_TIMEOUT_S)
-        except QueryError as error:
-            worker.kill()
-            raise QueryError(
-                f"the SQL guard's worker process could not open the store ({error.message}); "
-                "try again, and check free memory"
-            ) from None
-        if isinstance(reply, Failure):
-            release(worker)
-            raise reply.error()
+        reply = _opening_reply(worker, lambda: worker.call(request, OPEN_TIMEOUT_S))
         assert isinstance(reply, StoreDescription)
         self.store_description = reply
         found = dict(reply.meta).get(GENERATION_KEY)
@@ -145,17 +135,7 @@ class GuardedExecutor:
         worker, self._pending = self._pending, None
         if worker is None:
             return
-        try:
-            reply = worker.receive(OPEN_TIMEOUT_S)
-        except QueryError as error:
-            worker.kill()
-            raise QueryError(
-                f"the SQL guard's worker process could not open the store ({error.message}); "
-                "try again, and check free memory"
-            ) from None
-        if isinstance(reply, Failure):
-            release(worker)
-            raise reply.error()
+        reply = _opening_reply(worker, lambda: worker.receive(OPEN_TIMEOUT_S))
         assert isinstance(reply, Opened)
         self._worker = worker
         self._set_opened(reply)
@@ -245,17 +225,7 @@ class GuardedExecutor:
 
     def _open(self) -> Opened:
         worker = acquire(self.limits.memory_bytes)
-        try:
-            reply = worker.call(self._open_request, OPEN_TIMEOUT_S)
-        except QueryError as error:
-            worker.kill()
-            raise QueryError(
-                f"the SQL guard's worker process could not open the store ({error.message}); "
-                "try again, and check free memory"
-            ) from None
-        if isinstance(reply, Failure):
-            release(worker)
-            raise reply.error()
+        reply = _opening_reply(worker, lambda: worker.call(self._open_request, OPEN_TIMEOUT_S))
         assert isinstance(reply, Opened)
         self._worker = worker
         return reply
@@ -384,3 +354,23 @@ __all__ = [
     "QueryResult",
     "run_query",
 ]
+
+
+def _opening_reply(worker: Worker, exchange: Callable[[], object]) -> object:
+    """The worker's reply to an open or describe request, read by ``exchange``.
+
+    A worker that did not answer is killed (its state is unknown); one that answered with
+    a failure goes back to the pool, and the failure is raised.
+    """
+    try:
+        reply = exchange()
+    except QueryError as error:
+        worker.kill()
+        raise QueryError(
+            f"the SQL guard's worker process could not open the store ({error.message}); "
+            "try again, and check free memory"
+        ) from None
+    if isinstance(reply, Failure):
+        release(worker)
+        raise reply.error()
+    return reply
