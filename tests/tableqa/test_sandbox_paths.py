@@ -36,6 +36,28 @@ def test_same_isolation_on_both_paths(path) -> None:
         assert sandbox_processes(bomb.isolation.uid) == []
 
 
+CPU_AT_CODE_START = """\
+def answer(df):
+    import resource
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    return [soft - (used.ru_utime + used.ru_stime), hard - soft]
+"""
+
+
+@pytest.mark.slow_variant("fresh process")
+def test_code_gets_its_whole_cpu_budget_on_both_paths(path) -> None:
+    # The start (a fresh interpreter importing pandas, or a fork of the zygote) has its own
+    # allowance: the code's budget is cpu_s from when it starts, however slow the start was.
+    # Before, a fresh start's ~1 s of imports on a slow host used up a 1 s budget.
+    limits = SandboxLimits(wall_s=30, cpu_s=2)
+    result = run_os_layers_only(CPU_AT_CODE_START, DF, limits)
+    assert result.ok, result.failure
+    left, grace = result.value
+    assert limits.cpu_s - 0.25 < left <= limits.cpu_s + 1
+    assert grace == 1  # SIGXCPU at the soft limit, SIGKILL a second later
+
+
 def test_a_dead_zygote_is_replaced() -> None:
     zygote.set_enabled(True)
     assert run_code("def answer(df):\n    return 1\n", DF, LIMITS).value == 1

@@ -23,6 +23,7 @@ they live in the guard's worker processes, one per engine.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import threading
@@ -38,9 +39,12 @@ from sqlglot.dialects.postgres import Postgres
 from foretab.backend.base import BackendName, Purpose, RendersToText, Rows, collect, quote
 from foretab.errors import QueryError, QueryTimeoutError, StoreError
 
+log = logging.getLogger("foretab.backend")
 READER_ROLE = "foretab_reader"
 READER_PASSWORD_ENV = "FORETAB_PG_READER_PASSWORD"
 CONNECT_TIMEOUT_S = 10
+# A failed ROLLBACK is retried once: the only thing that fails one is a spent cancel.
+_ROLLBACK_ATTEMPTS = 2
 # The history database's switch: one row naming the current (and the previous) generation.
 POINTER_TABLE = "foretab_current"
 SCHEMA_PREFIX = "foretab_g_"
@@ -437,9 +441,30 @@ class PostgresConnection(RendersToText):
                 "the query's result did not fit in memory and was stopped; narrow it"
             ) from None
         finally:
-            # Never commit: end the read-only transaction whatever happened.
+            self._end_transaction()
+
+    def _end_transaction(self) -> None:
+        """Never commit: roll the read-only transaction back, whatever happened.
+
+        The guard worker's watchdog cancels a statement at its limit from another thread,
+        just as the server's own ``statement_timeout`` ends it; the cancel can then land on
+        this ROLLBACK and fail it, leaving the session in an aborted transaction that
+        refuses every later statement. Such a cancel is spent once it has failed a command,
+        so roll back again; a session that still will not end its transaction is closed
+        rather than reused half-way.
+        """
+        import psycopg
+
+        conn = self.driver
+        for _ in range(_ROLLBACK_ATTEMPTS):
             with contextlib.suppress(psycopg.Error):
                 conn.rollback()
+            if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+                return
+        log.warning("a PostgreSQL session did not end its transaction; closing it")
+        self.driver = None
+        with contextlib.suppress(psycopg.Error):
+            conn.close()
 
     def relation_names(self) -> frozenset[str]:
         query = sqlglot.parse_one(_RELATIONS_SQL, read="postgres")

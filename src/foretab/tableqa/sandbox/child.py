@@ -8,7 +8,8 @@ It imports nothing from foretab. Order matters:
    privileges, Landlock (files: read-only libraries, read-write own folder; no TCP;
    abstract sockets and signals scoped) — and report what was applied on the first line
    of stdout *before* any generated code runs;
-4. run the generated code with a reduced builtins table, a guarded ``__import__``, every
+4. lower the CPU limit to the request's ``cpu_s`` from here on, then run the generated
+   code with a reduced builtins table, a guarded ``__import__``, every
    attribute read rewritten to a checked lookup (the allowlist again, at run time: no
    module outside the allowed ones, no dynamic evaluation entry point under any name) and
    pandas' own string evaluators (``pd.eval``, ``DataFrame.eval/query``) replaced;
@@ -545,6 +546,20 @@ def _type_name(value) -> str:
     return kind.__name__ if module == "builtins" else f"{module.split('.')[0]}.{kind.__name__}"
 
 
+def limit_code_cpu(cpu_s: int) -> None:
+    """Lower RLIMIT_CPU to the CPU used so far (rounded up) plus ``cpu_s``.
+
+    The start had its own allowance; the generated code gets ``cpu_s``. Lowering a limit
+    needs no privilege, so this works after the privileges were dropped.
+    """
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    soft = math.ceil(usage.ru_utime + usage.ru_stime) + cpu_s
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard - 1)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
+
+
 def main() -> None:
     raw = sys.stdin.buffer.read()
     header, _, data = raw.partition(b"\n")
@@ -565,6 +580,7 @@ def main() -> None:
     out.flush()
     if "fatal" in report or report["strict_failure"]:
         return
+    limit_code_cpu(int(request["cpu_s"]))
     try:
         result = run(request, df, out)
         text = json.dumps(result, ensure_ascii=False, allow_nan=False)

@@ -4,7 +4,8 @@ Layers, outermost first:
 * a child ``python -I -B`` with an empty environment (a few fixed thread/locale settings,
   nothing of the parent's), its own temporary folder as cwd, a new session (process group);
 * resource limits set before the child starts (address space, CPU seconds, open files,
-  processes, file size, no core dumps) and a wall-clock timeout that kills the whole group;
+  processes, file size, no core dumps; the CPU limit lowered to ``cpu_s`` when the code
+  starts) and a wall-clock timeout that kills the whole group;
 * inside the child, before any generated code: a new network namespace, a private
   size-capped tmpfs as its folder (``max_folder_mb`` and ``max_folder_files`` for the whole
   run, in a new mount namespace), an unprivileged uid/gid without groups (when started as
@@ -53,6 +54,8 @@ _CHILD_SOURCE = (Path(__file__).with_name("child.py")).read_text(encoding="utf-8
 # Unprivileged ids for the child when foretab runs as root: a fresh one per run, so
 # concurrent sandboxes cannot signal each other and each has its own process quota.
 _UID_BASE, _UID_SPAN = 1_900_000_000, 100_000_000
+# CPU seconds a child may spend before the generated code starts (see ``_rlimits``).
+_START_CPU_S = 30
 _CHILD_ENV = {
     "LC_ALL": "C.UTF-8",
     "OMP_NUM_THREADS": "1",
@@ -213,6 +216,7 @@ def _execute(
             "attributes": sorted(allowed_attributes(df.columns)),
             "denied_names": sorted(FORBIDDEN_ATTRIBUTES | FORBIDDEN_NAMES),
             "simulate_missing": sorted(_SIMULATE_MISSING),
+            "cpu_s": limits.cpu_s,
             "max_result_chars": limits.max_result_chars,
             "max_print_chars": limits.max_print_chars,
         }
@@ -240,11 +244,20 @@ def _child_ids(workdir: Path) -> tuple[int, int] | None:
 
 
 def _rlimits(limits: SandboxLimits) -> list[tuple[int, int, int]]:
-    """``(resource, soft, hard)``; CPU: SIGXCPU at the soft limit, SIGKILL a second later."""
+    """``(resource, soft, hard)`` for the child from its start.
+
+    CPU: SIGXCPU at the soft limit, SIGKILL a second later. The start (a fresh interpreter
+    and its pandas import, or a fork of the warm zygote; then decoding the table and
+    hardening) has its own allowance, because on a slow or busy host a fresh start alone
+    can take more than a small ``cpu_s``; the child lowers the limit to ``cpu_s`` of CPU
+    from the moment the generated code starts (``child.limit_code_cpu``), so the code gets
+    the same budget on both paths.
+    """
     mib = 1024 * 1024
+    start_cpu_s = limits.cpu_s + _START_CPU_S
     return [
         (resource.RLIMIT_AS, limits.memory_mb * mib, limits.memory_mb * mib),
-        (resource.RLIMIT_CPU, limits.cpu_s, limits.cpu_s + 1),
+        (resource.RLIMIT_CPU, start_cpu_s, start_cpu_s + 1),
         (resource.RLIMIT_NOFILE, limits.max_open_files, limits.max_open_files),
         (resource.RLIMIT_NPROC, limits.max_processes, limits.max_processes),
         (resource.RLIMIT_FSIZE, limits.max_file_mb * mib, limits.max_file_mb * mib),
