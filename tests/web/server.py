@@ -52,8 +52,17 @@ def serving(app: FastAPI, *, guarded: bool = False) -> Iterator[str]:
         thread.join(timeout=10)
 
 
+#: How long a served process may take to answer /api/health. It detects a start that hangs
+#: or fails; it is not a speed check (that is `foretab bench serve`'s job). A start takes
+#: 4–7 s on an idle 2-core machine, and more than 60 s was seen with the suite on both cores
+#: beside other work (a load average of 13), so the limit is generous.
+STARTUP_TIMEOUT_S = 180.0
+
+
 @contextmanager
-def serve_process(db: str, *args: str, log_path: Path, timeout_s: float = 60) -> Iterator[Any]:
+def serve_process(
+    db: str, *args: str, log_path: Path, timeout_s: float = STARTUP_TIMEOUT_S
+) -> Iterator[Any]:
     """``foretab serve --db DB ARGS`` in its own process on a free loopback port.
 
     Yields ``(url, process)`` once /api/health answers; the child imports this very foretab
@@ -81,7 +90,10 @@ def serve_process(db: str, *args: str, log_path: Path, timeout_s: float = 60) ->
                 except httpx.TransportError:
                     pass
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"foretab serve did not answer within {timeout_s:g} s")
+                    raise RuntimeError(
+                        f"foretab serve did not answer within {timeout_s:g} s; its log:\n"
+                        f"{log_path.read_text()[-4000:]}"
+                    )
                 time.sleep(0.1)
             yield url, process
         finally:

@@ -7,11 +7,7 @@ under pytest's tmp dir and their paths printed (``pytest -s`` or the -rA summary
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +16,7 @@ import pytest
 
 from foretab.web import AppSettings, EnginePool, create_app
 from tests.web.conftest import banded_factory
-from tests.web.server import free_port, serving
+from tests.web.server import serve_process, serving
 
 # Slow: Chromium and a served process take ~20 s to start and stop; CI runs them.
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -57,54 +53,10 @@ def browser() -> Iterator[object]:
 @pytest.fixture(scope="module")
 def served(mini_duckdb: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``foretab serve`` in its own process, future values from the future store."""
-    port = free_port()
     log_path = tmp_path_factory.mktemp("serve") / "serve.log"
-    log = log_path.open("w")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    env.pop("FORETAB_TOKEN", None)
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "foretab",
-            "serve",
-            "--db",
-            mini_duckdb,
-            "--port",
-            str(port),
-            "--future",
-            "oracle",
-            "--allow-oracle",
-            "--engines",
-            "2",
-        ],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"foretab serve exited early:\n{log_path.read_text()}")
-            try:
-                if httpx.get(url + "/api/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("foretab serve did not answer /api/health within 30 s")
-            time.sleep(0.1)
+    args = ("--future", "oracle", "--allow-oracle", "--engines", "2")
+    with serve_process(mini_duckdb, *args, log_path=log_path) as (url, _):
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
 
 
 def _ask(page, question: str) -> None:
