@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pytest
 from tests.doubles import SpreadStoreModel
@@ -30,6 +32,7 @@ def test_every_kind_is_scored_through_the_engine(mini_duckdb: str) -> None:
     assert set(wide) == {
         *(f"window max {h}m" for h in (3, 6, 12)),
         "district month", "city month",
+        *(f"{level} month {q}" for level in ("district", "city") for q in ("1-3m", "4-6m", "7-9m", "10-12m")),
         *(f"{level} window {h}m" for level in ("district", "city") for h in (3, 6, 12)),
     }  # fmt: skip
     for kind, k in wide.items():
@@ -40,3 +43,46 @@ def test_every_kind_is_scored_through_the_engine(mini_duckdb: str) -> None:
     assert wide["window max 3m"].n and wide["city month"].n
     # A project's maximum from (nearly) point forecasts is (nearly) never its true value.
     assert narrow["window max 3m"].coverage < 0.2 < wide["window max 3m"].coverage
+
+
+def test_a_places_months_are_also_scored_by_quarter_of_the_horizon() -> None:
+    from foretab.bench.forecast.answers import _place_questions
+    from foretab.core.months import Month
+
+    asked = list(_place_questions([("Nanjing", "Gulou")], Month(2021, 12), "district"))
+    months = [kinds for _, kinds in asked[:12]]
+    assert [kinds[1] for kinds in months] == [
+        f"district month {q}" for q in ("1-3m", "4-6m", "7-9m", "10-12m") for _ in range(3)
+    ]
+    assert {kinds[0] for kinds in months} == {"district month"}
+    assert [kinds for _, kinds in asked[12:]] == [(f"district window {h}m",) for h in (3, 6, 12)]
+
+
+def test_cli_answers_scores_every_shock_growth(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from foretab.analyze.scenarios import Copula
+    from foretab.bench.forecast import answers
+    from foretab.cli.main import app, register_commands
+
+    seen: list[Copula] = []
+
+    def fake(db: str, *, copulas: list[Copula], **_: object) -> list[answers.AnswersBench]:
+        seen.extend(copulas)
+        kind = KindScore("city month", 1, 1.0, 2.0, 0.0, 0.0, 0)
+        return [answers.AnswersBench("2021-12", 0.8, answers.described(c), (kind,), 1.0) for c in copulas]  # fmt: skip
+
+    monkeypatch.setattr(answers, "bench_answers", fake)
+    register_commands()
+    out = tmp_path / "growth.json"
+    ran = CliRunner().invoke(
+        app,
+        ["bench", "corpus", "--db", str(tmp_path / "x.duckdb"), "--answers", "--shock-growth",
+         "0,0.1", "--json", str(out)],
+    )  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    assert seen == [Copula(), Copula(growth=0.1)]
+    said = [r["copula"] for r in json.loads(out.read_text())]
+    assert said == ["months 0.7, district 0.05, city 0.05", "months 0.7, district 0.05, city 0.05, growth 0.1"]  # fmt: skip

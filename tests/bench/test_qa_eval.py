@@ -328,6 +328,11 @@ def test_cli_run_takes_the_scenarios_correlations(
     assert seen[-1]["analyzer"].copula == Copula(fleeting=0.5)  # type: ignore[index]
     said = json.loads(run_json.read_text())["copula"]
     assert said == "months 0.7, shared 0.05, outer 0.05, fleeting 0.5"
+    grown = runner.invoke(app, [*args, "--shock-growth", "0.1"])
+    assert grown.exit_code == 0, grown.output
+    assert seen[-1]["analyzer"].copula == Copula(growth=0.1)  # type: ignore[index]
+    said = json.loads(run_json.read_text())["copula"]
+    assert said == "months 0.7, shared 0.05, outer 0.05, growth 0.1"
 
 
 def test_bench_run_help_states_the_scenario_defaults() -> None:

@@ -14,7 +14,8 @@ Kinds (``KINDS``), for every eligible subject and every window of R+1..R+12:
 * ``window max Nm``: a project's highest monthly price over the next N months
   (projects with ≥ 6 observations in the 24 months to R, as ``bench corpus``);
 * ``district month`` / ``city month``: a place's mean price in one future month (each of
-  the 12);
+  the 12), and the same by quarter of the horizon (``district month 1-3m`` … ``10-12m``:
+  the months 1–3, …, 10–12 after R);
 * ``district window Nm`` / ``city window Nm``: a place's mean price over the next N
   months (the mean over its candidates of each one's window mean).
 
@@ -146,14 +147,15 @@ def bench_answers(
                     progress(kind, k, len(projects))
         for level_name, place_list in places_by_level(places):
             place_list = place_list if limit is None else place_list[:limit]
-            for question, kind in _place_questions(place_list, reference, level_name):
+            for question, kinds in _place_questions(place_list, reference, level_name):
                 try:
                     plan = model.parse(question)  # type: ignore[union-attr]
                 except ForetabError:
-                    for tally in tally_of(kind):
-                        tally.skipped += 1
+                    for kind in kinds:
+                        for tally in tally_of(kind):
+                            tally.skipped += 1
                     continue
-                _one(model, oracle, analyzers, plan, tally_of(kind))
+                _one(model, oracle, analyzers, plan, *(tally_of(kind) for kind in kinds))
             progress(level_name, len(place_list), len(place_list))
     finally:
         model.close()
@@ -174,16 +176,21 @@ def bench_answers(
 def described(copula: Copula) -> str:
     """The copula in the benchmark's words."""
     shocks = f"months {copula.months:g}, district {copula.shared:g}, city {copula.outer:g}"
-    return shocks + (f", fleeting {copula.fleeting:g}" if copula.fleeting else "")
+    return (
+        shocks
+        + (f", fleeting {copula.fleeting:g}" if copula.fleeting else "")
+        + (f", growth {copula.growth:g}" if copula.growth else "")
+    )
 
 
 def _one(
-    model: Any, oracle: Any, analyzers: Sequence[Any], plan: Plan, tallies: list[_Tally]
+    model: Any, oracle: Any, analyzers: Sequence[Any], plan: Plan, *kinds: list[_Tally]
 ) -> None:
-    """Add ``plan``'s stated interval under each analyzer and its true answer to ``tallies``.
+    """Add ``plan``'s stated interval under each analyzer and its true answer to ``kinds``.
 
     The model engine's stages in ``Engine.answer``'s order (retrieve, read, forecast),
     then each analyzer on the same forecast; the oracle engine answers the same plan.
+    Each of ``kinds`` (one tally per analyzer) counts it.
     """
     try:
         truth = oracle.answer(plan.question, plan)
@@ -191,15 +198,17 @@ def _one(
         forecast = model.future.forecast(plan, read.history)
         told = [a.analyze(plan, read.history, forecast) for a in analyzers]
     except ForetabError:
-        for tally in tallies:
-            tally.skipped += 1
+        for tallies in kinds:
+            for tally in tallies:
+                tally.skipped += 1
         return
-    for tally, analysis in zip(tallies, told, strict=True):
-        if not analysis.intervals or not truth.answer:
-            tally.skipped += 1
-            continue
-        bound = analysis.intervals[0]
-        tally.add(float(bound.lo), float(bound.hi), float(truth.answer[0][-1]))
+    for tallies in kinds:
+        for tally, analysis in zip(tallies, told, strict=True):
+            if not analysis.intervals or not truth.answer:
+                tally.skipped += 1
+                continue
+            bound = analysis.intervals[0]
+            tally.add(float(bound.lo), float(bound.hi), float(truth.answer[0][-1]))
 
 
 def _subjects(engine: object, reference: Month) -> tuple[list[EntityRef], list[tuple[str, str]]]:
@@ -250,19 +259,23 @@ def _project_template(engine: object, ref: EntityRef, reference: Month, horizon:
 
 def _place_questions(
     places: Sequence[tuple[str, str]], reference: Month, level_name: str
-) -> Iterable[tuple[str, str]]:
-    """``(question, kind)`` of every place's mean in each month and over each window."""
+) -> Iterable[tuple[str, tuple[str, ...]]]:
+    """``(question, kinds)`` of every place's mean in each month and over each window.
+
+    A month counts for its level's ``month`` kind and for its quarter of the horizon.
+    """
     for city, district in places:
         where = f"{district}, {city}" if district else city
         for k in range(1, 13):
             month = reference + k
+            quarter = 3 * ((k - 1) // 3)
             yield (
                 f"What will the average price in {where} be in {month.label}?",
-                f"{level_name} month",
+                (f"{level_name} month", f"{level_name} month {quarter + 1}-{quarter + 3}m"),
             )
         for horizon in HORIZONS:
             first, last = reference + 1, reference + horizon
             yield (
                 f"What will the average price in {where} be from {first.label} to {last.label}?",
-                f"{level_name} window {horizon}m",
+                (f"{level_name} window {horizon}m",),
             )

@@ -215,6 +215,13 @@ def corpus_cmd(
             help="With --answers: the share of each shock drawn afresh every month (a comma list)."
         ),
     ] = None,
+    shock_growth: Annotated[
+        str | None,
+        typer.Option(
+            help="With --answers: per month after R, the shocks' variance grows by this share "
+            "of itself (a comma list)."
+        ),
+    ] = None,
     limit: Annotated[
         int | None,
         typer.Option(help="With --answers: only the first N projects, districts and cities."),
@@ -227,7 +234,13 @@ def corpus_cmd(
     With --answers, the stated intervals of window maxima and place means instead.
     """
     if answers:
-        correlations = (month_correlation, shared_correlation, outer_correlation, fleeting_share)
+        correlations = (
+            month_correlation,
+            shared_correlation,
+            outer_correlation,
+            fleeting_share,
+            shock_growth,
+        )
         _answers(db, level, json_out, limit, correlations)
         return
     from foretab.bench.forecast.corpus import bench_corpus
@@ -248,7 +261,7 @@ def _answers(
     level: float,
     json_out: Path | None,
     limit: int | None,
-    correlations: tuple[str | None, str | None, str | None, str | None],
+    correlations: tuple[str | None, str | None, str | None, str | None, str | None],
 ) -> None:
     from itertools import product
 
@@ -260,7 +273,7 @@ def _answers(
         [default_value] if given is None else [float(v) for v in given.split(",")]
         for given, default_value in zip(
             correlations,
-            (default.months, default.shared, default.outer, default.fleeting),
+            (default.months, default.shared, default.outer, default.fleeting, default.growth),
             strict=True,
         )
     ]

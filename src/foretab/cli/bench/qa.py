@@ -132,6 +132,13 @@ def run(
             "month; the rest lasts through the window (default 0)."
         ),
     ] = None,
+    shock_growth: Annotated[
+        float | None,
+        typer.Option(
+            help="Scenarios: per month after R, the shocks' variance grows by this share of "
+            "itself, a random walk per place (default 0: the same shock at every horizon)."
+        ),
+    ] = None,
     *,
     engine: EngineChoice,
 ) -> None:
@@ -155,13 +162,20 @@ def run(
     from foretab.engine.rules import StoreRuleAnalyzer
 
     chosen = Copula()
-    given = (month_correlation, shared_correlation, outer_correlation, fleeting_share)
+    given = (
+        month_correlation,
+        shared_correlation,
+        outer_correlation,
+        fleeting_share,
+        shock_growth,
+    )
     if any(c is not None for c in given):
         chosen = Copula(
             chosen.months if month_correlation is None else month_correlation,
             chosen.shared if shared_correlation is None else shared_correlation,
             chosen.outer if outer_correlation is None else outer_correlation,
             chosen.fleeting if fleeting_share is None else fleeting_share,
+            chosen.growth if shock_growth is None else shock_growth,
         )
     if decision != DEFAULT_DECISION or chosen != Copula():
         # The default engine already decides this way, with the default scenarios.
@@ -169,6 +183,8 @@ def run(
     copula = f"months {chosen.months:g}, shared {chosen.shared:g}, outer {chosen.outer:g}"
     if chosen.fleeting:
         copula += f", fleeting {chosen.fleeting:g}"
+    if chosen.growth:
+        copula += f", growth {chosen.growth:g}"
     meta = {"engine": engine.kind, "decision": decision, "copula": copula}
     meta["probability_calibration"], meta["calibration_methods"] = _calibration_in_force(db)
     items = read_items(dataset)
