@@ -42,16 +42,3 @@ def test_a_store_that_cannot_be_opened_is_left_to_the_session(tmp_path: object) 
 )
 def test_the_store_is_read_from_the_command_line(argv: list[str], db: str | None) -> None:
     assert _duckdb_store(argv) == db
-
-
-def test_the_modules_a_description_needs_are_imported_ahead() -> None:
-    import subprocess
-    import sys
-
-    code = (
-        "import sys; from foretab.sql import worker\n"
-        "assert 'foretab.store.stores' not in sys.modules\n"
-        "worker._import_session_modules(); print('foretab.store.stores' in sys.modules)"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.stdout.split() == ["True"], done.stderr

@@ -535,28 +535,13 @@ def _handle(
     raise QueryError(f"unknown request {type(message).__name__} to the guard worker")
 
 
-def _import_session_modules() -> None:
-    """Import what a description and a session's open import on first use.
-
-    Run while DuckDB opens the store (``_preopen``; DuckDB releases the GIL while it
-    reads the catalog): ~0.2 s the asking process would otherwise wait for.
-    """
-    with contextlib.suppress(Exception):  # the request that needs one reports its error
-        import foretab.store.location
-        import foretab.store.naming
-        import foretab.store.stores  # noqa: F401
-
-
 def serve(
     inbox: Connection, outbox: Connection, memory_bytes: int, preopen: str | None = None
 ) -> None:
     """Answer requests until the parent closes the pipe."""
     _limit_memory(memory_bytes)
     if preopen is not None:
-        importing = threading.Thread(target=_import_session_modules, daemon=True)
-        importing.start()
         _preopen(preopen, memory_bytes)
-        importing.join()
     watchdog = _Watchdog()
     session: _Session | None = None
     while True:
