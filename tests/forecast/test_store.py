@@ -161,7 +161,7 @@ def test_the_file_is_data_only(store: str, tmp_path: Path) -> None:
         manifest = json.loads(zf.read("manifest.json"))
         booster = zf.read("booster_0.txt").decode()
     assert names == ["manifest.json", "booster_0.txt"]
-    assert manifest["format"] == "foretab-store-model" and manifest["format_version"] == 1
+    assert manifest["format"] == "foretab-store-model" and manifest["format_version"] == 2
     assert manifest["model"] == "lgbm" and manifest["reference_month"] == "2021-12"
     assert manifest["lookback"] == 24
     assert np.asarray(manifest["residual_quantiles"]).shape == (12, 101)

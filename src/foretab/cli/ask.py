@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from foretab.cli.common import ERROR_EXIT_CODE, DbOption, exit_on_error
+from foretab.cli.heap import resume_after_opening
 from foretab.cli.main import app
 from foretab.cli.options import (
     DEFAULT_DECISION_NAME,
@@ -21,6 +22,7 @@ from foretab.cli.options import (
 )
 from foretab.cli.safe_text import cell
 from foretab.engine.choice import EngineChoice
+from foretab.forecast.lightgbm_import import import_for_prediction
 from foretab.limits import check_question
 
 # A question is a sentence: longer input only costs parse time (16 KB took 12.7 s).
@@ -79,6 +81,11 @@ def ask(
     if (question is None) == (file is None):
         raise typer.BadParameter("give one question, or --file FILE", param_hint="QUESTION")
     options = _forecast_options(future, model, level, decision)
+    if future == "model":
+        # The guard's worker is opening the store meanwhile (over a second at 100x the
+        # corpus) and this process would wait for it: it imports LightGBM now, which a
+        # forecast needs (nothing is done in a process not declared predict-only).
+        import_for_prediction()
     if file is not None:
         failed = _ask_file(file, db, engine, as_json, future=future, model=model, **options)
         if failed:
@@ -87,6 +94,7 @@ def ask(
     assert question is not None
     check_question(question)
     with open_engine(db, engine, future=future, model=model, **options) as built:
+        resume_after_opening()
         answer = built.ask(question)
     if as_json:
         from foretab.core.schema import dumps
@@ -156,6 +164,7 @@ def _ask_file(path: Path, db: str, engine: EngineChoice, as_json: bool, **option
     questions = read_questions(path)
     failed = 0
     with open_engine(db, engine, **options) as built:
+        resume_after_opening()
         for text in questions:
             try:
                 check_question(text)

@@ -86,12 +86,15 @@ def _start_answering() -> None:
     core while this one imports its modules and opens the store too (the engine then takes
     the worker as a spare; at 100x the corpus DuckDB takes over a second to open a store
     of 30,592 tables); and the process is declared predict-only, so LightGBM loads without
-    scikit-learn (1.4 s; ``foretab.forecast.lightgbm_import``).
+    scikit-learn (1.4 s; ``foretab.forecast.lightgbm_import``); and the garbage collector
+    waits until the store is open (``foretab.cli.heap``).
     """
+    from foretab.cli.heap import pause_while_opening
     from foretab.forecast.lightgbm_import import predict_only_process
     from foretab.sql.limits import DEFAULT_MEMORY_BYTES
     from foretab.sql.pool import prestart
 
+    pause_while_opening()
     predict_only_process()
     prestart(DEFAULT_MEMORY_BYTES, preopen=_duckdb_store(sys.argv))
 

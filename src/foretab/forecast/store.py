@@ -203,7 +203,7 @@ class StoreModel:
             write_archive,
         )
 
-        fields, boosters = forecaster_state(self.model, self.forecaster)
+        fields, boosters, arrays = forecaster_state(self.model, self.forecaster)
         manifest = Manifest.model_validate(
             {
                 "format": FORMAT,
@@ -219,7 +219,7 @@ class StoreModel:
                 **fields,
             }
         )
-        return write_archive(manifest, boosters)
+        return write_archive(manifest, boosters, arrays)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> StoreModel:
@@ -227,8 +227,8 @@ class StoreModel:
         from foretab.forecast.persist import read_archive, restore_forecaster
 
         why = "the store's model file is invalid"
-        manifest, boosters = read_archive(data, why)
-        forecaster = restore_forecaster(manifest, boosters, why)
+        manifest, boosters, arrays = read_archive(data, why)
+        forecaster = restore_forecaster(manifest, boosters, why, arrays)
         return cls(
             model=manifest.model,
             reference_month=Month.parse(manifest.reference_month),

@@ -9,13 +9,14 @@ nothing here — parsing, planning, a regex over a huge string — can outlive t
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import resource
 import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, Literal
@@ -491,16 +492,37 @@ def _describe(request: DescribeRequest) -> StoreDescription:
     return StoreDescription(tuple(meta), tuple(catalog))
 
 
+@contextlib.contextmanager
+def _kept_objects() -> Iterator[None]:
+    """No garbage collection while a store is described or opened; what it built is frozen.
+
+    At 100x the corpus they build ~200,000 objects (the catalog's rows, every table name
+    twice) that the session keeps: a full collection walks them all and frees nothing
+    (0.1 s or more each). Frozen, they are out of the collector's reach and still freed by
+    reference counting when the session ends.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
 def _handle(
     session: _Session | None, message: object, watchdog: _Watchdog
 ) -> tuple[_Session | None, object]:
     """One request -> (the session afterwards, the reply)."""
     if isinstance(message, DescribeRequest):
-        return session, _describe(message)
+        with _kept_objects():
+            return session, _describe(message)
     if isinstance(message, OpenRequest):
         if session is not None:
             session.close()
-        session = _Session(message, watchdog)
+        with _kept_objects():
+            session = _Session(message, watchdog)
         return session, session.opened()
     if isinstance(message, QueryRequest):
         if session is None:
