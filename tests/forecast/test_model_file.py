@@ -17,6 +17,7 @@ from foretab.forecast.gbm import LightGBMForecaster
 from foretab.forecast.persist import MARKET_MEMBERS
 from foretab.forecast.store import StoreModel
 
+from .archives import zip_members, zip_of
 from .test_market import REF, SMALL, _district_panel, _places
 
 
@@ -25,19 +26,6 @@ def model() -> StoreModel:
     values = _district_panel(n=20, t=24)
     market = LightGBMForecaster(0, market=True, **SMALL).fit(values, places=_places(20))
     return StoreModel("lgbm_market", REF, 24, 0.0, market, REF - 23, n_series=20)
-
-
-def _members(data: bytes) -> dict[str, bytes]:
-    with zipfile.ZipFile(io.BytesIO(data)) as zf:
-        return {name: zf.read(name) for name in zf.namelist()}
-
-
-def _archive(members: dict[str, bytes]) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-    return out.getvalue()
 
 
 def _npy(array: np.ndarray, allow_pickle: bool = False) -> bytes:
@@ -62,16 +50,14 @@ def test_the_market_signals_are_npy_members_stored_uncompressed(model: StoreMode
 
 
 def test_a_format_1_file_is_read_to_the_same_numbers(model: StoreModel) -> None:
-    members = _members(model.to_bytes())
+    members = zip_members(model.to_bytes())
     manifest = json.loads(members.pop("manifest.json"))
     arrays = [np.load(io.BytesIO(members.pop(name))) for name in MARKET_MEMBERS]
     manifest["format_version"] = 1
     manifest["market_change"], manifest["market_level"] = (
         [[float(v) if np.isfinite(v) else None for v in row] for row in a] for a in arrays
     )
-    old = StoreModel.from_bytes(
-        _archive({"manifest.json": json.dumps(manifest).encode(), **members})
-    )
+    old = StoreModel.from_bytes(zip_of({"manifest.json": json.dumps(manifest).encode(), **members}))
     market = model.forecaster.market  # type: ignore[attr-defined]
     np.testing.assert_array_equal(old.forecaster.market.change, market.change)
     np.testing.assert_array_equal(old.forecaster.market.level, market.level)
@@ -94,26 +80,26 @@ class _Payload:
 def test_a_crafted_market_member_is_refused(
     model: StoreModel, member: bytes, why: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    members = _members(model.to_bytes())
+    members = zip_members(model.to_bytes())
     members[MARKET_MEMBERS[0]] = member
     with pytest.raises(ForecastError, match=why):
-        StoreModel.from_bytes(_archive(members))
+        StoreModel.from_bytes(zip_of(members))
     assert "pwned" not in capsys.readouterr().out
 
 
 def test_an_infinite_market_value_is_refused(model: StoreModel) -> None:
-    members = _members(model.to_bytes())
+    members = zip_members(model.to_bytes())
     change = np.load(io.BytesIO(members[MARKET_MEMBERS[0]]))
     change[0, 0] = np.inf
     members[MARKET_MEMBERS[0]] = _npy(change)
     with pytest.raises(ForecastError, match="finite"):
-        StoreModel.from_bytes(_archive(members))
+        StoreModel.from_bytes(zip_of(members))
 
 
 def test_a_format_2_manifest_with_json_market_lists_is_refused(model: StoreModel) -> None:
-    members = _members(model.to_bytes())
+    members = zip_members(model.to_bytes())
     manifest = json.loads(members["manifest.json"])
     manifest["market_change"] = [[0.0]]
     members["manifest.json"] = json.dumps(manifest).encode()
     with pytest.raises(ForecastError, match="npy members"):
-        StoreModel.from_bytes(_archive(members))
+        StoreModel.from_bytes(zip_of(members))

@@ -24,6 +24,7 @@ from foretab.forecast.units_store import (
 )
 from foretab.store import open_history
 from foretab.store.ingest import ingest_frame
+from tests.forecast.archives import zip_of
 from tests.store_copy import copy_store
 
 REF = Month(2021, 12)
@@ -102,14 +103,6 @@ def test_predict_lays_the_history_out_as_the_training_panel(fitted: UnitsStoreMo
     np.testing.assert_array_equal(fitted.predict(history, 3).value, direct.value)
 
 
-def _zip(members: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-    return buf.getvalue()
-
-
 class _Payload:
     def __init__(self, marker: Path) -> None:
         self.marker = marker
@@ -128,8 +121,8 @@ def test_an_invalid_units_file_is_refused_and_runs_no_code(
     data = {
         "garbage": b"not a zip",
         "pickle": pickle.dumps(_Payload(marker)),
-        "foreign manifest": _zip({**members, "manifest.json": b'{"format": "x", "exec": 1}'}),
-        "bad booster": _zip({**members, "lo.txt": pickle.dumps(_Payload(marker))}),
+        "foreign manifest": zip_of({**members, "manifest.json": b'{"format": "x", "exec": 1}'}),
+        "bad booster": zip_of({**members, "lo.txt": pickle.dumps(_Payload(marker))}),
     }[kind]
     with open_history(store) as hist:
         hist.save_artifact(UNITS_ARTIFACT, data)

@@ -130,12 +130,10 @@ def read_archive(data: bytes, why: str) -> tuple[Manifest, list[str], dict[str, 
 def _array_members(manifest: Manifest) -> tuple[str, ...]:
     """The ``.npy`` members ``manifest`` needs: the market signals of a format 2 file."""
     in_json = manifest.market_change is not None or manifest.market_level is not None
-    if manifest.format_version == 1 or manifest.market_keys is None:
-        if manifest.format_version == 2 and in_json:
-            raise ValueError("a format 2 model keeps its market signals in .npy members")
-        return ()
-    if in_json:
+    if manifest.format_version == 2 and in_json:
         raise ValueError("a format 2 model keeps its market signals in .npy members")
+    if manifest.format_version == 1 or manifest.market_keys is None:
+        return ()
     return MARKET_MEMBERS
 
 
