@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import os
 import resource
 import sys
@@ -78,6 +79,45 @@ class Opened:
     role: str
     allowed_tables: tuple[str, ...]
     reserved_names: tuple[str, ...]
+    #: what a check depends on besides the statement (``Verdict.fingerprint``)
+    fingerprint: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """An allowed statement, checked and capped: what a fresh check would produce again.
+
+    ``text`` is the checked SQL (the trace's), ``driver_sql`` what the driver runs, with
+    ``placeholders`` markers for the caller's parameters. A check is a function of the
+    statement (``source``: its digest, ``source_digest``), the row cap and the session's
+    ``fingerprint`` (backend, dialect, role, generation, allowed tables, reserved names):
+    another session with the same fingerprint would give the same verdict to the same
+    statement and cap.
+    """
+
+    text: str
+    driver_sql: str
+    placeholders: int
+    fingerprint: str
+    source: str
+    max_rows: int
+
+
+def source_digest(sql: str) -> str:
+    """The digest that names a statement's text in a ``Verdict``."""
+    return hashlib.blake2b(sql.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A reply whose statement was checked afresh, with the verdict the session keeps.
+
+    The parent keeps it too (``foretab.sql.guard``), for its other sessions of the same
+    fingerprint: ``QueryRequest.known``.
+    """
+
+    reply: object
+    verdict: Verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +134,9 @@ class QueryRequest:
     forecast: ForecastSupport | None = None
     #: the rows of the statement's forecast calls, once the parent computed them
     forecasts: tuple[ForecastRows, ...] | None = None
+    #: this statement's verdict from another session of the parent (used only if its
+    #: fingerprint, statement digest and row cap are this session's and this request's)
+    known: Verdict | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,19 +204,6 @@ _USER_FUNCTIONS_SQL = {
 VERDICT_CACHE_SIZE = 512
 
 
-@dataclass(frozen=True, slots=True)
-class _Verdict:
-    """An allowed statement, checked and capped: what a fresh check would produce again.
-
-    ``text`` is the checked SQL (the trace's), ``driver_sql`` what the driver runs, with
-    ``placeholders`` markers for the caller's parameters.
-    """
-
-    text: str
-    driver_sql: str
-    placeholders: int
-
-
 class _Session:
     """One open history database.
 
@@ -209,13 +239,23 @@ class _Session:
                 tables = tuple(self._catalog_tables(request.target))
             self.allowed = frozenset(t.lower() for t in tables) | {CATALOG_TABLE}
             self.reserved = self.conn.relation_names()
-            self._verdicts: OrderedDict[tuple[str, int], _Verdict] = OrderedDict()
+            self._verdicts: OrderedDict[tuple[str, int], Verdict] = OrderedDict()
+            self.fingerprint = _fingerprint(
+                request, self.dialect, self.conn.role, self.allowed, self.reserved
+            )
+            #: statements checked afresh, and verdicts taken from ``QueryRequest.known``
+            self.checked = self.adopted = 0
         except BaseException:
             self.conn.close()
             raise
 
     def opened(self) -> Opened:
-        return Opened(self.conn.role, tuple(sorted(self.allowed)), tuple(sorted(self.reserved)))
+        return Opened(
+            self.conn.role,
+            tuple(sorted(self.allowed)),
+            tuple(sorted(self.reserved)),
+            self.fingerprint,
+        )
 
     def _check_side(self, target: str, generation: str | None) -> None:
         """Refuse a future store as history, and a generation other than the store's.
@@ -283,7 +323,7 @@ class _Session:
         sql = _USER_FUNCTIONS_SQL[self.dialect]
         return [str(r[0]) for r in self.conn.fetch(sqlglot.parse_one(sql, read=self.dialect)).rows]
 
-    def run(self, request: QueryRequest) -> QueryResult | Prepared | NeedsForecasts:
+    def run(self, request: QueryRequest) -> QueryResult | Prepared | NeedsForecasts | Checked:
         started = time.perf_counter()
         # The engine is asked to stop at the limit; the parent kills this process soon
         # after if it does not (planning, or work the engine cannot interrupt).
@@ -299,20 +339,47 @@ class _Session:
 
     def _run(
         self, request: QueryRequest, started: float
-    ) -> QueryResult | Prepared | NeedsForecasts:
+    ) -> QueryResult | Prepared | NeedsForecasts | Checked:
         key = (request.sql, request.max_rows) if isinstance(request.sql, str) else None
         verdict = None if key is None else self._verdicts.get(key)
+        fresh = False
+        if verdict is None and key is not None:
+            verdict = self._adopted(request.known, key)
         if verdict is None:
             checked = self._checked(request, started)
-            if not isinstance(checked, _Verdict):
+            if not isinstance(checked, Verdict):
                 return checked
-            verdict = checked
-            if key is not None:
-                self._verdicts[key] = verdict
-                if len(self._verdicts) > VERDICT_CACHE_SIZE:
-                    self._verdicts.popitem(last=False)
-        elif key is not None:
+            verdict, fresh = checked, key is not None
+        if key is not None:
+            self._verdicts[key] = verdict
             self._verdicts.move_to_end(key)
+            if len(self._verdicts) > VERDICT_CACHE_SIZE:
+                self._verdicts.popitem(last=False)
+        reply = self._with_verdict(request, verdict, started)
+        return Checked(reply, verdict) if fresh else reply
+
+    def _adopted(self, known: Verdict | None, key: tuple[str, int]) -> Verdict | None:
+        """``known`` if it is this statement's verdict under this session's check, else None.
+
+        The parent sends only verdicts its other sessions' workers gave (``Checked``); the
+        fingerprint says the check had the same inputs, so it is the verdict this session
+        would reach itself. Anything else is ignored and the statement checked afresh.
+        """
+        if known is None:
+            return None
+        sql, max_rows = key
+        if (
+            known.fingerprint != self.fingerprint
+            or known.max_rows != max_rows
+            or known.source != source_digest(sql)
+        ):
+            return None
+        self.adopted += 1
+        return known
+
+    def _with_verdict(
+        self, request: QueryRequest, verdict: Verdict, started: float
+    ) -> QueryResult | Prepared:
         if request.prepare_only:
             return Prepared(verdict.text)
         if verdict.placeholders != len(request.params):
@@ -330,7 +397,7 @@ class _Session:
 
     def _checked(
         self, request: QueryRequest, started: float
-    ) -> _Verdict | QueryResult | Prepared | NeedsForecasts:
+    ) -> Verdict | QueryResult | Prepared | NeedsForecasts:
         """A fresh check: the verdict of a plain statement, or a forecast statement's reply."""
         checked = checked_query(
             request.sql,
@@ -347,7 +414,15 @@ class _Session:
             backend = self.conn.backend
             # ``text`` is the dialect's text without comments, '?' markers checked unnamed.
             driver_sql = text if backend.renders_dialect_text else backend.render(query)
-            return _Verdict(text, driver_sql, n_placeholders)
+            self.checked += 1
+            return Verdict(
+                text,
+                driver_sql,
+                n_placeholders,
+                self.fingerprint,
+                source_digest(request.sql) if isinstance(request.sql, str) else "",
+                request.max_rows,
+            )
         if request.prepare_only:
             return Prepared(text)
         if not checked.bound:
@@ -438,6 +513,30 @@ def _printable(target: str) -> str:
 
         return redact(target)
     return repr(target)
+
+
+def _fingerprint(
+    request: OpenRequest,
+    dialect: str,
+    role: str,
+    allowed: Collection[str],
+    reserved: Collection[str],
+) -> str:
+    """Everything a statement's check depends on besides the statement and its row cap."""
+    parts = (
+        request.backend,
+        dialect,
+        role,
+        request.target,
+        request.generation or "",
+        "\x1f".join(sorted(allowed)),
+        "\x1f".join(sorted(reserved)),
+    )
+    digest = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        digest.update(part.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x1e")
+    return digest.hexdigest()
 
 
 #: A DuckDB connection opened before the first request (``_preopen``), held until then.
@@ -532,6 +631,8 @@ def _handle(
         if session is not None:
             session.close()
         return None, "closed"
+    if message == "counts":  # statements this session checked afresh, verdicts it adopted
+        return session, (0, 0) if session is None else (session.checked, session.adopted)
     raise QueryError(f"unknown request {type(message).__name__} to the guard worker")
 
 
