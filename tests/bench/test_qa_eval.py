@@ -333,6 +333,11 @@ def test_cli_run_takes_the_scenarios_correlations(
     assert seen[-1]["analyzer"].copula == Copula(growth=0.1)  # type: ignore[index]
     said = json.loads(run_json.read_text())["copula"]
     assert said == "months 0.7, shared 0.05, outer 0.05, growth 0.1"
+    shifted = runner.invoke(app, [*args, "--shock-shift", "0.08"])
+    assert shifted.exit_code == 0, shifted.output
+    assert seen[-1]["analyzer"].copula == Copula(shift=0.08)  # type: ignore[index]
+    said = json.loads(run_json.read_text())["copula"]
+    assert said == "months 0.7, shared 0.05, outer 0.05, shift 0.08"
 
 
 def test_bench_run_help_states_the_scenario_defaults() -> None:

@@ -180,6 +180,7 @@ def described(copula: Copula) -> str:
         shocks
         + (f", fleeting {copula.fleeting:g}" if copula.fleeting else "")
         + (f", growth {copula.growth:g}" if copula.growth else "")
+        + (f", shift {copula.shift:g}" if copula.shift else "")
     )
 
 

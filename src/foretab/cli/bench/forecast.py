@@ -222,6 +222,13 @@ def corpus_cmd(
             "of itself (a comma list)."
         ),
     ] = None,
+    shock_shift: Annotated[
+        str | None,
+        typer.Option(
+            help="With --answers: per month after R, this share of the district shock's "
+            "variance passes to a random walk of its city (a comma list)."
+        ),
+    ] = None,
     limit: Annotated[
         int | None,
         typer.Option(help="With --answers: only the first N projects, districts and cities."),
@@ -240,6 +247,7 @@ def corpus_cmd(
             outer_correlation,
             fleeting_share,
             shock_growth,
+            shock_shift,
         )
         _answers(db, level, json_out, limit, correlations)
         return
@@ -261,7 +269,7 @@ def _answers(
     level: float,
     json_out: Path | None,
     limit: int | None,
-    correlations: tuple[str | None, str | None, str | None, str | None, str | None],
+    correlations: tuple[str | None, ...],
 ) -> None:
     from itertools import product
 
@@ -273,7 +281,14 @@ def _answers(
         [default_value] if given is None else [float(v) for v in given.split(",")]
         for given, default_value in zip(
             correlations,
-            (default.months, default.shared, default.outer, default.fleeting, default.growth),
+            (
+                default.months,
+                default.shared,
+                default.outer,
+                default.fleeting,
+                default.growth,
+                default.shift,
+            ),
             strict=True,
         )
     ]

@@ -139,6 +139,14 @@ def run(
             "itself, a random walk per place (default 0: the same shock at every horizon)."
         ),
     ] = None,
+    shock_shift: Annotated[
+        float | None,
+        typer.Option(
+            help="Scenarios: per month after R, this share of the group shock's variance "
+            "passes to a random walk of its outer place, e.g. from a district to its city "
+            "(default 0: the shares stay as they are at R)."
+        ),
+    ] = None,
     *,
     engine: EngineChoice,
 ) -> None:
@@ -168,6 +176,7 @@ def run(
         outer_correlation,
         fleeting_share,
         shock_growth,
+        shock_shift,
     )
     if any(c is not None for c in given):
         chosen = Copula(
@@ -176,6 +185,7 @@ def run(
             chosen.outer if outer_correlation is None else outer_correlation,
             chosen.fleeting if fleeting_share is None else fleeting_share,
             chosen.growth if shock_growth is None else shock_growth,
+            chosen.shift if shock_shift is None else shock_shift,
         )
     if decision != DEFAULT_DECISION or chosen != Copula():
         # The default engine already decides this way, with the default scenarios.
@@ -185,6 +195,8 @@ def run(
         copula += f", fleeting {chosen.fleeting:g}"
     if chosen.growth:
         copula += f", growth {chosen.growth:g}"
+    if chosen.shift:
+        copula += f", shift {chosen.shift:g}"
     meta = {"engine": engine.kind, "decision": decision, "copula": copula}
     meta["probability_calibration"], meta["calibration_methods"] = _calibration_in_force(db)
     items = read_items(dataset)
