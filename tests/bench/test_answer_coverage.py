@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from tests.doubles import SpreadStoreModel
 
+from foretab.analyze.scenarios import Copula
 from foretab.bench.forecast.answers import KindScore, bench_answers, coverage
 from foretab.forecast.source import ModelSource
 
@@ -58,12 +59,36 @@ def test_a_places_months_are_also_scored_by_quarter_of_the_horizon() -> None:
     assert [kinds for _, kinds in asked[12:]] == [(f"district window {h}m",) for h in (3, 6, 12)]
 
 
-def test_cli_answers_scores_every_shock_growth(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+BASE = "months 0.7, district 0.05, city 0.05"
+
+
+@pytest.mark.parametrize(
+    ("options", "copulas", "labels"),
+    [
+        pytest.param(
+            ["--shock-growth", "0,0.1"],
+            [Copula(), Copula(growth=0.1)],
+            [BASE, f"{BASE}, growth 0.1"],
+            id="growth",
+        ),
+        pytest.param(
+            ["--shock-shift", "0,0.08", "--outer-correlation", "0.05,0.03"],
+            [Copula(), Copula(shift=0.08), Copula(outer=0.03), Copula(outer=0.03, shift=0.08)],
+            [BASE, f"{BASE}, shift 0.08", "months 0.7, district 0.05, city 0.03",
+             "months 0.7, district 0.05, city 0.03, shift 0.08"],
+            id="shift",
+        ),
+    ],
+)  # fmt: skip
+def test_cli_answers_scores_every_copula_asked_for(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    options: list[str],
+    copulas: list[Copula],
+    labels: list[str],
 ) -> None:
     from typer.testing import CliRunner
 
-    from foretab.analyze.scenarios import Copula
     from foretab.bench.forecast import answers
     from foretab.cli.main import app, register_commands
 
@@ -76,43 +101,12 @@ def test_cli_answers_scores_every_shock_growth(
 
     monkeypatch.setattr(answers, "bench_answers", fake)
     register_commands()
-    out = tmp_path / "growth.json"
+    out = tmp_path / "copulas.json"
     ran = CliRunner().invoke(
         app,
-        ["bench", "corpus", "--db", str(tmp_path / "x.duckdb"), "--answers", "--shock-growth",
-         "0,0.1", "--json", str(out)],
+        ["bench", "corpus", "--db", str(tmp_path / "x.duckdb"), "--answers", *options,
+         "--json", str(out)],
     )  # fmt: skip
     assert ran.exit_code == 0, ran.output
-    assert seen == [Copula(), Copula(growth=0.1)]
-    said = [r["copula"] for r in json.loads(out.read_text())]
-    assert said == ["months 0.7, district 0.05, city 0.05", "months 0.7, district 0.05, city 0.05, growth 0.1"]  # fmt: skip
-
-
-def test_cli_answers_scores_every_shock_shift(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from typer.testing import CliRunner
-
-    from foretab.analyze.scenarios import Copula
-    from foretab.bench.forecast import answers
-    from foretab.cli.main import app, register_commands
-
-    seen: list[Copula] = []
-
-    def fake(db: str, *, copulas: list[Copula], **_: object) -> list[answers.AnswersBench]:
-        seen.extend(copulas)
-        kind = KindScore("city month", 1, 1.0, 2.0, 0.0, 0.0, 0)
-        return [answers.AnswersBench("2021-12", 0.8, answers.described(c), (kind,), 1.0) for c in copulas]  # fmt: skip
-
-    monkeypatch.setattr(answers, "bench_answers", fake)
-    register_commands()
-    out = tmp_path / "shift.json"
-    ran = CliRunner().invoke(
-        app,
-        ["bench", "corpus", "--db", str(tmp_path / "x.duckdb"), "--answers", "--shock-shift",
-         "0,0.08", "--outer-correlation", "0.05,0.03", "--json", str(out)],
-    )  # fmt: skip
-    assert ran.exit_code == 0, ran.output
-    assert seen == [Copula(), Copula(shift=0.08), Copula(outer=0.03), Copula(outer=0.03, shift=0.08)]  # fmt: skip
-    said = [r["copula"] for r in json.loads(out.read_text())]
-    assert said[1] == "months 0.7, district 0.05, city 0.05, shift 0.08"
+    assert seen == copulas
+    assert [r["copula"] for r in json.loads(out.read_text())] == labels
