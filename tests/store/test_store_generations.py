@@ -485,3 +485,147 @@ def observe_history_only(db: str) -> int:
     with open_history(db) as history:
         (version,) = _version_of(history.panel()["price"])
     return version
+
+
+# -- PostgreSQL: many tables a side, committed in batches -----------------------------------
+
+DISTRICTS = ("Jiangning District", "Gulou District", "Xuanwu District", "Qinhuai District")
+
+
+def wide_frame(version: int) -> pd.DataFrame:
+    """``frame(version)`` in four districts: eight history tables, eight future ones."""
+    return pd.concat([frame(version).assign(district=d) for d in DISTRICTS], ignore_index=True)
+
+
+def _record_locks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """At each batch's commit: the relation locks the writing session holds."""
+    from foretab.store import writers
+
+    held: list[int] = []
+    real = writers._write_postgres
+
+    def write(conn: Any, *args: Any) -> None:
+        *rest, commit = args
+
+        def counted() -> None:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid() "
+                "AND locktype = 'relation'"
+            ).fetchone()
+            held.append(int(row[0]))
+            commit()
+
+        real(conn, *rest, counted)
+
+    monkeypatch.setattr(writers, "_write_postgres", write)
+    monkeypatch.setattr(writers, "PG_TABLES_PER_COMMIT", 2)
+    return held
+
+
+@pytest.mark.postgres
+def test_postgres_tables_are_committed_in_batches(
+    pg_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A created table holds three locks to its commit; a server's lock table holds ~7,800
+    for every session together, so 100x the corpus (30,592 tables) in one transaction
+    failed. The tables go ``PG_TABLES_PER_COMMIT`` a transaction, the store as before."""
+    held = _record_locks(monkeypatch)
+    ingest_frame(wide_frame(1), pg_db, REFERENCE[1])
+    # 8 tables a side, 2 a batch: three commits a side before the last transaction.
+    assert len(held) == 6
+    # What a commit releases does not grow with the tables written before it (the first
+    # batch also holds the metadata table's); one transaction a side held 3 × 8 and more.
+    assert held[1] == held[2] == held[4] == held[5]
+    assert max(held) < 3 * 8
+    assert observe(pg_db) == 1
+    with open_history(pg_db) as history:
+        catalog = history.catalog()
+        for entity in history.entities():
+            assert history.last_month(entity.outer, entity.inner, entity.name) == (
+                entity.last_month
+            )
+    assert len(catalog) == 8 and len({e.inner for e in catalog}) == 4
+    # A refusal's read of one project (``last_month``) is by an index, not a scan.
+    (schema,) = generations(pg_db)["history"]
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        indexes = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = %s AND tablename = %s",
+            [schema, "foretab_projects"],
+        ).fetchall()
+    assert [d for (d,) in indexes if "(city, district, project)" in d]
+    ingest_frame(wide_frame(2), pg_db, REFERENCE[2])
+    assert observe(pg_db) == 2
+    ingest_frame(wide_frame(1), pg_db, REFERENCE[1])  # drops the first generation, in batches
+    assert observe(pg_db) == 1
+    final = generations(pg_db)
+    assert len(final["history"]) == 2 and final["history"] == final["future"]
+
+
+@pytest.mark.postgres
+def test_a_failed_batched_ingest_drops_what_it_committed(
+    pg_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ingest_frame(wide_frame(1), pg_db, REFERENCE[1])
+    before = generations(pg_db)
+    _record_locks(monkeypatch)
+    real_pg = pg_swap.write_postgres
+
+    def write_postgres(url: str, layout: Any, meta: Any, progress: Any, *args: Any) -> None:
+        if meta["side"] == "history":
+            schema, finish = args
+
+            def switch(conn: Any) -> None:
+                finish(conn)
+                raise RuntimeError("injected: the switch transaction failed before its commit")
+
+            args = (schema, switch)
+        real_pg(url, layout, meta, progress, *args)
+
+    monkeypatch.setattr(pg_swap, "write_postgres", write_postgres)
+    with pytest.raises(RuntimeError, match="injected"):
+        ingest_frame(wide_frame(2), pg_db, REFERENCE[2])
+    assert observe(pg_db) == 1
+    after = generations(pg_db)
+    # The history side's committed batches are gone again; the future side is complete
+    # and unnamed (the next ingest drops it), as with one transaction a side.
+    assert after["history"] == before["history"]
+    assert len(after["future"]) == len(before["future"]) + 1
+
+
+@pytest.mark.postgres
+def test_a_killed_first_batched_ingest_leaves_nothing_that_stops_the_next(
+    pg_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kill part-way leaves committed batches in a schema no pointer names (no cleanup
+    runs): the next ingest into the same database is not refused and drops them."""
+    from foretab.store import writers
+
+    _record_locks(monkeypatch)
+    monkeypatch.setattr(writers, "drop_schema", lambda conn, schema: None)  # the kill
+    real_pg = pg_swap.write_postgres
+
+    def write_postgres(url: str, layout: Any, meta: Any, progress: Any, *args: Any) -> None:
+        if meta["side"] == "history":
+            count, report = [0], progress
+
+            def die(name: str) -> None:
+                count[0] += 1
+                if count[0] == 5:  # after two batches' commits
+                    raise KeyboardInterrupt
+                report(name)
+
+            progress = die
+        real_pg(url, layout, meta, progress, *args)
+
+    monkeypatch.setattr(pg_swap, "write_postgres", write_postgres)
+    with pytest.raises(KeyboardInterrupt):
+        ingest_frame(wide_frame(1), pg_db, REFERENCE[1])
+    left = generations(pg_db)
+    assert len(left["history"]) == 1  # the first batch, committed, no pointer names it
+    monkeypatch.undo()
+    monkeypatch.setattr(writers, "PG_TABLES_PER_COMMIT", 2)
+    ingest_frame(wide_frame(2), pg_db, REFERENCE[2])
+    assert observe(pg_db) == 2
+    final = generations(pg_db)
+    assert len(final["history"]) == 1 and final["history"] == final["future"]
+    assert final["history"] != left["history"]

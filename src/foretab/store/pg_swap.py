@@ -8,11 +8,15 @@
                                                     foretab_artifacts (the fitted model)
     NAME_future   foretab_g_<generation>.*          the same ingest's future side
 
-An ingest writes the new generation's future schema first (one transaction; no pointer
-names it, so no reader sees it), then in one history transaction its history schema, the
-reader role's grants and the pointer: that commit is the single switch point. Readers pin
-a generation when they open (``foretab.backend.postgres``), so they read the old
-generation or the new one, in both databases, never a mix. A failure or a kill before the
+An ingest writes the new generation's future schema first (no pointer names it, so no
+reader sees it), then its history schema, and in the last history transaction the
+reader role's grants and the pointer: that commit is the single switch point. A side's
+tables are committed ``PG_TABLES_PER_COMMIT`` (500) at a time (its metadata table with
+the first, its last tables, catalog and projects tables with its last transaction; a
+store of up to 500 tables a side is one transaction a side): thousands of tables created
+in one transaction exhaust the server's lock table. Readers pin a generation when they
+open (``foretab.backend.postgres``), so they read the old generation or the new one, in
+both databases, never a mix. A failure or a kill before the
 switch leaves the old store as it was.
 
 The generation just replaced is kept, so a reader that opened it shortly before the switch
@@ -47,7 +51,7 @@ from foretab.errors import StoreError
 from foretab.store.layout import SideLayout
 from foretab.store.location import StoreLocation
 from foretab.store.naming import GENERATION_KEY, META_TABLE, SIDE_KEY
-from foretab.store.writers import drop_legacy_tables, write_postgres
+from foretab.store.writers import drop_legacy_tables, drop_schema, write_postgres
 
 Step = Callable[[str], None]
 # Schemas PostgreSQL itself owns; anything else in a database is somebody's data.
@@ -252,7 +256,8 @@ def clean_leftovers(location: StoreLocation) -> None:
     """Drop every generation but the current and the previous one, in both databases.
 
     Also the ``public`` tables of a store of the older layout, once a generation is current.
-    A generation still being read when its drop times out is left for the next ingest.
+    A generation still being read when its drop times out is left (perhaps in part: the
+    drop commits every ``PG_TABLES_PER_COMMIT`` tables) for the next ingest.
     """
     row = None
     with contextlib.suppress(psycopg.Error), psycopg.connect(location.history) as conn:
@@ -276,12 +281,9 @@ def clean_leftovers(location: StoreLocation) -> None:
             conn.commit()
             for (schema,) in schemas:
                 if schema not in keep:
-                    _attempt(
-                        conn,
-                        lambda c, s=schema: c.execute(
-                            sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(s))
-                        ),
-                    )
+                    # A batch at a time: one DROP SCHEMA of 100x the corpus's generation
+                    # needs more locks than a default server has (``drop_schema``).
+                    _attempt(conn, lambda c, s=schema: drop_schema(c, s))
             _attempt(conn, drop_legacy_tables)
 
 
