@@ -143,9 +143,9 @@ def write_postgres(
     The tables are committed ``PG_TABLES_PER_COMMIT`` at a time, the metadata table with
     the first; the last of them, the catalog and projects tables (with the projects'
     index) and ``finish(conn)`` (the history side's switch) in one last transaction, so a
-    store of up to ``PG_TABLES_PER_COMMIT`` tables is written in one. Nothing that exists is changed: readers see the schema only once a pointer
-    names it. On an error the schema is dropped again (a kill leaves it to the next
-    ingest's ``clean_leftovers``).
+    store of up to ``PG_TABLES_PER_COMMIT`` tables is written in one. Nothing that exists
+    is changed: readers see the schema only once a pointer names it. On an error the
+    schema is dropped again (a kill leaves it to the next ingest's ``clean_leftovers``).
     """
     committed: list[bool] = []  # set once a batch is committed: the schema is this writer's to drop
 
