@@ -519,10 +519,10 @@ def _drawn(
         if group_shock is None
         else _walk_variance(table.horizon, dependence.shift * shared, shared)
     )
-    city_codes = city_walk = None
+    passed_codes = passed_walk = None
     if moved is not None:
-        city_codes = _group_codes(_outer_places(groups), n_entities) if places is None else places
-        city_walk = _walk(rng, (n, int(city_codes.max()) + 1), moved)
+        passed_codes = _group_codes(_outer_places(groups), n_entities) if places is None else places
+        passed_walk = _walk(rng, (n, int(passed_codes.max()) + 1), moved)
     # The group shock's scales: per month once part of it has passed to the outer place.
     group_lasting: float | np.ndarray = np.sqrt(lasting * shared)
     group_passing: float | np.ndarray = np.sqrt(fleeting * shared)
@@ -549,7 +549,7 @@ def _drawn(
         z = rng.standard_normal((n, size, n_months))
         g_codes = None if group_shock is None or codes is None else codes[start:stop]
         o_codes = None if outer_shock is None or places is None else places[start:stop]
-        w_codes = None if city_codes is None else city_codes[start:stop]
+        w_codes = None if passed_codes is None else passed_codes[start:stop]
         # Flat indices into this chunk's [entities, months, levels] values.
         cell = (np.arange(size)[:, None] * n_months + np.arange(n_months)[None, :]) * n_levels
         flat = table.values[start:stop].reshape(-1)
@@ -572,8 +572,8 @@ def _drawn(
                     zb += np.sqrt(fleeting * outer) * outer_month[lo:hi, o_codes]
                 if outer_walk is not None:
                     zb += outer_walk[lo:hi, o_codes]
-            if city_walk is not None and w_codes is not None:
-                zb += city_walk[lo:hi, w_codes]
+            if passed_walk is not None and w_codes is not None:
+                zb += passed_walk[lo:hi, w_codes]
             # Draws interpolate each quantile function at its level (never beyond its
             # ends): the position on the one shared grid first, then between the two
             # neighbouring quantiles of each (entity, month) cell.
