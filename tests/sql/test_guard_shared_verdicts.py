@@ -57,16 +57,29 @@ def test_a_second_worker_adopts_the_first_ones_verdicts(two_guards) -> None:
     assert [(r.sql, r.rows) for r in before] == [(r.sql, r.rows) for r in again]
 
 
+@pytest.fixture(scope="module")
+def warm_pair(store):
+    """Two guards of one store, the second warmed with the first's verdicts (module-wide)."""
+    VERDICTS.clear()
+    with (
+        GuardedExecutor(store.db, timeout_s=2.0) as first,
+        GuardedExecutor(store.db, timeout_s=2.0) as second,
+    ):
+        _run_allowed(first)
+        _run_allowed(second)
+        assert _counts(second) == (0, len(ALLOWED))
+        yield first, second
+    VERDICTS.clear()
+
+
 @pytest.mark.parametrize(
     ("statement", "duck_rule", "pg_rule"),
     [pytest.param(s, d, p, id=name) for name, s, d, p in HOSTILE],
 )
 def test_every_hostile_statement_is_refused_by_a_worker_offered_verdicts(
-    store, two_guards, statement, duck_rule, pg_rule
+    store, warm_pair, statement, duck_rule, pg_rule
 ) -> None:
-    first, second = two_guards
-    _run_allowed(first)
-    _run_allowed(second)
+    first, second = warm_pair
     expected = pg_rule if (store.backend == "postgresql" and pg_rule) else duck_rule
     for guard in (first, second, first):
         with pytest.raises(GuardError) as caught:
