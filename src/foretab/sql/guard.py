@@ -294,7 +294,8 @@ class GuardedExecutor:
         Each engine of a server has its own worker and so its own remembered verdicts;
         without this, a statement shape is checked afresh by every one of them (at 4
         engines a server's workers spent ~1.8 ms more CPU a question). Only verdicts of
-        the same fingerprint are offered, and the worker checks it again before using one.
+        the same fingerprint are offered, and the worker uses one only if its fingerprint,
+        statement digest and row cap are the worker's own (``foretab.sql.verdicts``).
         """
         self.wait_open()
         return VERDICTS.get(self._fingerprint, sql, self.limits.max_rows)
