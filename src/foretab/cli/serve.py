@@ -61,8 +61,14 @@ def serve(
     ] = False,
     engines: Annotated[
         int,
-        typer.Option(min=1, max=32, help="Questions answered at once (one engine each)."),
-    ] = 4,
+        typer.Option(
+            min=1,
+            max=32,
+            help="Questions answered at once per worker (one engine each; 2 answered most "
+            "requests a second in `foretab bench serve`: one engine computes while the other "
+            "waits for its SQL).",
+        ),
+    ] = 2,
     workers: Annotated[
         int | None,
         typer.Option(

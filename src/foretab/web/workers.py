@@ -49,7 +49,10 @@ class ServeSpec:
     token: str | None = None
     future: FutureMode = "model"
     allow_oracle: bool = False
-    engines: int = 4
+    #: Engines per worker. One process answers on one core at a time (the GIL): two
+    #: engines overlap one's wait for its SQL with the other's work, more only contend
+    #: (docs/benchmarks/latency.md: 1 / 2 / 3 / 4 engines 107 / 134 / 133 / 122 req/s).
+    engines: int = 2
     #: Host header values answered (``*``: any); the CLI adds --host to loopback's.
     allowed_hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
     cors_origins: tuple[str, ...] = ()

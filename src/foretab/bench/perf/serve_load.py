@@ -200,7 +200,7 @@ def run_load(
     questions: Sequence[str],
     *,
     concurrency: int = 20,
-    engines: int = 4,
+    engines: int = 2,
     future: str = "model",
     warmup: int = 20,
     workers: int = 1,

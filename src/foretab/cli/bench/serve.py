@@ -25,7 +25,7 @@ def serve_load(
     concurrency: Annotated[int, typer.Option(min=1, max=200, help="Requests in flight.")] = 20,
     engines: Annotated[
         int, typer.Option(min=1, max=32, help="The server's --engines (per worker).")
-    ] = 4,
+    ] = 2,
     workers: Annotated[
         int | None,
         typer.Option(
