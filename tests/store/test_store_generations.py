@@ -171,21 +171,12 @@ def test_a_reader_sees_old_or_new_never_a_mix(db: str, monkeypatch: pytest.Monke
         pinned.close()
 
 
-@pytest.mark.parametrize(
-    "where",
-    # A kill inside the switch is also a fast case of the kill test below.
-    ["between-the-databases", pytest.param("inside-the-switch", marks=pytest.mark.slow)],
-)
-@pytest.mark.postgres
-def test_a_failed_ingest_leaves_the_old_store_usable(
-    pg_db: str, monkeypatch: pytest.MonkeyPatch, where: str
-) -> None:
-    ingest(pg_db, 1)
-    before = generations(pg_db)
+def _fail_history_side(monkeypatch: pytest.MonkeyPatch, *, before_writing: bool) -> None:
+    """Make the next ingest's history side fail: before it writes, or in its switch's commit."""
     real_pg = pg_swap.write_postgres
 
     def write_postgres(url: str, layout: Any, meta: Any, progress: Any, *args: Any) -> None:
-        if meta["side"] == "history" and where == "between-the-databases":
+        if meta["side"] == "history" and before_writing:
             raise RuntimeError("injected: the process died between the two databases")
         if meta["side"] == "history":
             schema, finish = args
@@ -198,6 +189,20 @@ def test_a_failed_ingest_leaves_the_old_store_usable(
         real_pg(url, layout, meta, progress, *args)
 
     monkeypatch.setattr(pg_swap, "write_postgres", write_postgres)
+
+
+@pytest.mark.parametrize(
+    "where",
+    # A kill inside the switch is also a fast case of the kill test below.
+    ["between-the-databases", pytest.param("inside-the-switch", marks=pytest.mark.slow)],
+)
+@pytest.mark.postgres
+def test_a_failed_ingest_leaves_the_old_store_usable(
+    pg_db: str, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    ingest(pg_db, 1)
+    before = generations(pg_db)
+    _fail_history_side(monkeypatch, before_writing=where == "between-the-databases")
     with pytest.raises(RuntimeError, match="injected"):
         ingest(pg_db, 2)
     assert observe(pg_db) == 1
@@ -568,20 +573,7 @@ def test_a_failed_batched_ingest_drops_what_it_committed(
     ingest_frame(wide_frame(1), pg_db, REFERENCE[1])
     before = generations(pg_db)
     _record_locks(monkeypatch)
-    real_pg = pg_swap.write_postgres
-
-    def write_postgres(url: str, layout: Any, meta: Any, progress: Any, *args: Any) -> None:
-        if meta["side"] == "history":
-            schema, finish = args
-
-            def switch(conn: Any) -> None:
-                finish(conn)
-                raise RuntimeError("injected: the switch transaction failed before its commit")
-
-            args = (schema, switch)
-        real_pg(url, layout, meta, progress, *args)
-
-    monkeypatch.setattr(pg_swap, "write_postgres", write_postgres)
+    _fail_history_side(monkeypatch, before_writing=False)
     with pytest.raises(RuntimeError, match="injected"):
         ingest_frame(wide_frame(2), pg_db, REFERENCE[2])
     assert observe(pg_db) == 1
