@@ -11,6 +11,7 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sql_stores import FUTURE_2022, HISTORY_2021
@@ -550,6 +551,23 @@ def _fill(template: str, store) -> str:
     )
 
 
+def as_params(cases: list[tuple[str, str, str, str | None]]) -> list[Any]:
+    """``(statement, duck_rule, pg_rule)`` parameters named by each case's name."""
+    return [pytest.param(s, d, p, id=name) for name, s, d, p in cases]
+
+
+def expected_rule(store, duck_rule: str, pg_rule: str | None) -> str:
+    """The rule a case is refused by on ``store``'s backend."""
+    return pg_rule if (store.backend == "postgresql" and pg_rule) else duck_rule
+
+
+def refusal(guard: GuardedExecutor, statement: str, store) -> GuardError:
+    """The refusal ``guard`` gives the case's ``statement`` (it must refuse it)."""
+    with pytest.raises(GuardError) as caught:
+        guard.execute(_fill(statement, store))
+    return caught.value
+
+
 def test_at_least_forty_cases_with_known_rules() -> None:
     assert len(HOSTILE) >= 40
     assert len({case[0] for case in HOSTILE}) == len(HOSTILE)
@@ -574,22 +592,18 @@ def refusing_guard(store, tmp_path_factory) -> Iterator[tuple[GuardedExecutor, P
             yield guard, folder
 
 
-@pytest.mark.parametrize(
-    ("statement", "duck_rule", "pg_rule"),
-    [pytest.param(s, d, p, id=name) for name, s, d, p in HOSTILE],
-)
+@pytest.mark.parametrize(("statement", "duck_rule", "pg_rule"), as_params(HOSTILE))
 def test_hostile_statement_is_refused(
     store, refusing_guard, clean_cwd, statement, duck_rule, pg_rule
 ) -> None:
     guard, worker_cwd = refusing_guard
-    expected = pg_rule if (store.backend == "postgresql" and pg_rule) else duck_rule
+    expected = expected_rule(store, duck_rule, pg_rule)
     before = store.snapshot()
-    with pytest.raises(GuardError) as caught:
-        guard.execute(_fill(statement, store))
+    refused = refusal(guard, statement, store)
     # The executor still works after a refusal.
     assert guard.execute("SELECT count(*) AS n FROM foretab_catalog").rows[0][0] == 3
-    assert caught.value.rule == expected, caught.value.message
-    assert expected in caught.value.message
+    assert refused.rule == expected, refused.message
+    assert expected in refused.message
     assert store.snapshot() == before
     assert os.listdir(worker_cwd) == [], "a statement wrote a file into the worker's folder"
 
@@ -618,21 +632,17 @@ def forecasting_guard(store, tmp_path_factory) -> Iterator[tuple[GuardedExecutor
                 yield guard, folder
 
 
-@pytest.mark.parametrize(
-    ("statement", "duck_rule", "pg_rule"),
-    [pytest.param(s, d, p, id=name) for name, s, d, p in FORECAST_HOSTILE],
-)
+@pytest.mark.parametrize(("statement", "duck_rule", "pg_rule"), as_params(FORECAST_HOSTILE))
 def test_hostile_forecast_call_is_refused(
     store, forecasting_guard, clean_cwd, statement, duck_rule, pg_rule
 ) -> None:
     guard, worker_cwd = forecasting_guard
-    expected = pg_rule if (store.backend == "postgresql" and pg_rule) else duck_rule
+    expected = expected_rule(store, duck_rule, pg_rule)
     before = store.snapshot()
-    with pytest.raises(GuardError) as caught:
-        guard.execute(_fill(statement, store))
+    refused = refusal(guard, statement, store)
     assert guard.execute("SELECT count(*) AS n FROM foretab_catalog").rows[0][0] == 3
-    assert caught.value.rule == expected, caught.value.message
-    assert expected in caught.value.message
+    assert refused.rule == expected, refused.message
+    assert expected in refused.message
     assert store.snapshot() == before
     assert os.listdir(worker_cwd) == [], "a statement wrote a file into the worker's folder"
 
