@@ -41,19 +41,16 @@ class VerdictBook:
         """Keep ``verdict``, a worker's for the statement ``sql`` (else it is not kept)."""
         if not verdict.fingerprint or verdict.source != source_digest(sql):
             return
+        key = (verdict.fingerprint, sql, verdict.max_rows)
         with self._lock:
-            self._verdicts[(verdict.fingerprint, sql, verdict.max_rows)] = verdict
-            self._verdicts.move_to_end((verdict.fingerprint, sql, verdict.max_rows))
+            self._verdicts[key] = verdict
+            self._verdicts.move_to_end(key)
             if len(self._verdicts) > self.kept:
                 self._verdicts.popitem(last=False)
 
     def clear(self) -> None:
         with self._lock:
             self._verdicts.clear()
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._verdicts)
 
 
 #: The process's book, shared by every ``GuardedExecutor``.

@@ -16,8 +16,8 @@ the first, its last tables, catalog and projects tables with its last transactio
 store of up to 500 tables a side is one transaction a side): thousands of tables created
 in one transaction exhaust the server's lock table. Readers pin a generation when they
 open (``foretab.backend.postgres``), so they read the old generation or the new one, in
-both databases, never a mix. A failure or a kill before the
-switch leaves the old store as it was.
+both databases, never a mix. A failure or a kill before the switch leaves the old store
+as it was.
 
 The generation just replaced is kept, so a reader that opened it shortly before the switch
 still reads a complete store; the ingest after that drops it, with anything an interrupted
