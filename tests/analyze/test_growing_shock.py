@@ -107,13 +107,18 @@ def test_months_up_to_r_and_tables_without_horizons_do_not_grow() -> None:
         np.testing.assert_array_equal(_drawn(Copula(0.7, 0.05, 0.05, 0.0, 0.5), 500, other), still)
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_growth_0_draws_the_old_draws_bit_for_bit(seed: int) -> None:
+def random_table(seed: int) -> tuple[WindowTable, list[tuple[str, str]]]:
+    """A random table of ``test_drawn_blocks`` with horizons around R, and its groups."""
     rng = np.random.default_rng(seed)
     entities, months = int(rng.integers(1, 30)), int(rng.integers(1, 13))
     table = _table(rng, entities, months, even=seed % 2 == 0, held=seed % 3 == 0)
     table = replace(table, horizon=np.arange(months) - int(rng.integers(0, 3)))
-    groups = [(r.outer, r.inner) for r in table.refs]
+    return table, [(r.outer, r.inner) for r in table.refs]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_growth_0_draws_the_old_draws_bit_for_bit(seed: int) -> None:
+    table, groups = random_table(seed)
     chosen = Copula(0.8, 0.1, 0.05, [0.0, 0.5][seed % 2], 0.0)
     with scenarios.using(chosen):
         new = list(scenarios._drawn(table, 200, groups, seed))

@@ -18,8 +18,16 @@ import pytest
 from foretab.analyze import RuleAnalyzer, scenarios
 from foretab.analyze.scenarios import Copula, window_table
 from foretab.errors import QuestionError
-from tests.analyze.test_drawn_blocks import _plain, _table
-from tests.analyze.test_growing_shock import ALL, HISTORY, _corr, _drawn, _plan, _standard
+from tests.analyze.test_drawn_blocks import _plain
+from tests.analyze.test_growing_shock import (
+    ALL,
+    HISTORY,
+    _corr,
+    _drawn,
+    _plan,
+    _standard,
+    random_table,
+)
 
 
 def test_the_group_shock_passes_to_the_outer_place_as_specified() -> None:
@@ -69,11 +77,7 @@ def test_nothing_shifts_without_a_group_shock() -> None:
 
 @pytest.mark.parametrize("seed", range(8))
 def test_shift_0_draws_the_old_draws_bit_for_bit(seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    entities, months = int(rng.integers(1, 30)), int(rng.integers(1, 13))
-    table = _table(rng, entities, months, even=seed % 2 == 0, held=seed % 3 == 0)
-    table = replace(table, horizon=np.arange(months) - int(rng.integers(0, 3)))
-    groups = [(r.outer, r.inner) for r in table.refs]
+    table, groups = random_table(seed)
     fleeting = [0.0, 0.5][seed % 2]
     with scenarios.using(Copula(0.8, 0.1, 0.05, fleeting, 0.0, 0.0)):
         new = list(scenarios._drawn(table, 200, groups, seed))
