@@ -29,6 +29,7 @@ from foretab.backend.base import Rows
 from foretab.errors import ForetabError, GuardError, QueryError, QueryTimeoutError, StoreError
 from foretab.sql.forecast_call import ForecastCall, ForecastRows, ForecastSupport
 from foretab.sql.result import QueryResult
+from foretab.sql.shapes import Shape, ShapeBook, shape_of
 from foretab.sql.statement import checked_query
 
 FailureKind = Literal["guard", "query", "store", "timeout"]
@@ -243,8 +244,12 @@ class _Session:
             self.fingerprint = _fingerprint(
                 request, self.dialect, self.conn.role, self.allowed, self.reserved
             )
-            #: statements checked afresh, and verdicts taken from ``QueryRequest.known``
-            self.checked = self.adopted = 0
+            #: statements checked afresh, verdicts taken from ``QueryRequest.known``, and
+            #: verdicts of a known shape
+            self.checked = self.adopted = self.shaped = 0
+            # Shapes need the checked text to be what the driver runs (DuckDB's; PostgreSQL's
+            # driver text has numbered markers): the others check each new text afresh.
+            self._shapes = ShapeBook(self.dialect) if backend.renders_dialect_text else None
         except BaseException:
             self.conn.close()
             raise
@@ -343,13 +348,20 @@ class _Session:
         key = (request.sql, request.max_rows) if isinstance(request.sql, str) else None
         verdict = None if key is None else self._verdicts.get(key)
         fresh = False
+        shape = None
         if verdict is None and key is not None:
             verdict = self._adopted(request.known, key)
+            if verdict is None and self._shapes is not None:
+                shape = shape_of(key[0], self.dialect, self.allowed)
+                verdict = None if shape is None else self._shaped(shape, key)
+                fresh = verdict is not None  # the parent keeps it for its other sessions
         if verdict is None:
             checked = self._checked(request, started)
             if not isinstance(checked, Verdict):
                 return checked
             verdict, fresh = checked, key is not None
+            if shape is not None and self._shapes is not None:
+                self._shapes.learn(shape, request.max_rows, verdict.text, verdict.placeholders)
         if key is not None:
             self._verdicts[key] = verdict
             self._verdicts.move_to_end(key)
@@ -376,6 +388,16 @@ class _Session:
             return None
         self.adopted += 1
         return known
+
+    def _shaped(self, shape: Shape, key: tuple[str, int]) -> Verdict | None:
+        """The verdict of a statement of an allowed ``shape`` (``foretab.sql.shapes``)."""
+        assert self._shapes is not None
+        found = self._shapes.checked_text(shape, key[1])
+        if found is None:
+            return None
+        text, placeholders = found
+        self.shaped += 1
+        return Verdict(text, text, placeholders, self.fingerprint, source_digest(key[0]), key[1])
 
     def _with_verdict(
         self, request: QueryRequest, verdict: Verdict, started: float
@@ -633,6 +655,8 @@ def _handle(
         return None, "closed"
     if message == "counts":  # statements this session checked afresh, verdicts it adopted
         return session, (0, 0) if session is None else (session.checked, session.adopted)
+    if message == "shaped":  # verdicts this session gave statements of a known shape
+        return session, 0 if session is None else session.shaped
     raise QueryError(f"unknown request {type(message).__name__} to the guard worker")
 
 
