@@ -82,7 +82,12 @@ def _command_options() -> dict[tuple[str, ...], set[str]]:
         command = group
         for part in path:
             command = command.commands[part]  # type: ignore[attr-defined]
-        known[path] = {opt for param in command.params for opt in param.opts if opt.startswith("-")}
+        known[path] = {
+            opt
+            for param in command.params
+            for opt in (*param.opts, *param.secondary_opts)  # --no-train beside --train
+            if opt.startswith("-")
+        }
         known[path] |= {"--help"}
     return known
 

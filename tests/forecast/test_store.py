@@ -356,3 +356,26 @@ def test_the_trace_and_ask_say_the_drift_forecasts_were_moved_by(store: str) -> 
     step = next(s for s in answer.to_doc().steps if s.stage == "forecast")
     assert step.drift_per_month == -0.002  # type: ignore[union-attr]
     assert any("recent drift, -0.20% a month" in line for line in explain(answer))
+
+
+@pytest.mark.usefixtures("tiny_lgbm")
+def test_training_with_fitted_tails_saves_and_reads_them(
+    store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from foretab.forecast import calibrate
+
+    # 12 series give the later origins ~180 residuals (under MIN_RESIDUALS): a lower
+    # floor lets the fit run.
+    monkeypatch.setattr(calibrate, "MIN_RESIDUALS", 20)
+    fitted = train_store_model(store, "lgbm", intervals="per-series-tails")
+    tails = fitted.forecaster.tails  # type: ignore[attr-defined]
+    assert tails is not None and fitted.interval_method == "backtest-per-series"
+    with open_history(store) as hist:
+        loaded = load_store_model(hist)
+    assert loaded.forecaster.tails == tails  # type: ignore[attr-defined]
+    history, q = _history(store), (0.1, 0.5, 0.9)
+    np.testing.assert_array_equal(
+        loaded.predict_quantiles(history, 12, q), fitted.predict_quantiles(history, 12, q)
+    )
+    with pytest.raises(ForecastError, match="unknown interval calibration"):
+        train_store_model(store, "lgbm", intervals="per-series-tail")

@@ -18,7 +18,8 @@ This is split conformal per horizon (the calibration copy is fitted on less rece
 than the store model, so if anything the intervals are slightly conservative). Only series
 eligible for questions (>= 6 observations in the 24 months to the origin) contribute, as
 the corpus benchmark and the QA dataset filter. Nothing here is persisted but the grid,
-the scale model's three (with staleness, four) numbers and the drift.
+the scale model's three (with staleness, four) numbers and the drift (and, with
+``tails``, the two tail factors of ``fit_tails``, already applied to the grid).
 
 The grid gives the *spread*; its *location* is not the calibration copy's. That copy was
 fitted on an older stretch of the market, and its median residual is that stretch's bias
@@ -68,6 +69,12 @@ MIN_ORIGINS = 3
 DRIFT_ORIGINS = 6
 #: A per-month drift beyond ±this is not a bias but a broken backtest: it is clipped.
 MAX_DRIFT = 0.01
+#: ``fit_tails``: the earlier share of the backtest's origins fits a provisional grid,
+#: the later ones score it (set before the fit was scored: docs/calibration.md, "Upper
+#: and lower tails fitted apart"; not tuned).
+TAIL_FIT_SHARE = 0.5
+#: A tail factor is looked for in this range (a bound reached says the fit is poor).
+TAIL_RANGE = (0.25, 4.0)
 
 
 def can_backtest(months: int) -> bool:
@@ -77,6 +84,24 @@ def can_backtest(months: int) -> bool:
 
 class TooShort(ValueError):
     """The panel is too short for a backtest (the store model keeps in-sample residuals)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tails:
+    """Factors on a centred grid's lower and upper halves, fitted on held-out origins."""
+
+    lower: float
+    upper: float
+
+    def __post_init__(self) -> None:
+        if not (TAIL_RANGE[0] <= self.lower <= TAIL_RANGE[1]):
+            raise ValueError(f"a lower tail factor lies in {TAIL_RANGE}, got {self.lower}")
+        if not (TAIL_RANGE[0] <= self.upper <= TAIL_RANGE[1]):
+            raise ValueError(f"an upper tail factor lies in {TAIL_RANGE}, got {self.upper}")
+
+    def apply(self, grid: np.ndarray) -> np.ndarray:
+        """``grid`` (centred: its median column 0) with each half multiplied by its factor."""
+        return np.where(grid > 0, grid * self.upper, grid * self.lower)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +117,9 @@ class Calibration:
     #: per-month log location of the forecast distribution (horizon ``h``: ``h × drift``);
     #: with a drift the grid is centred on 0, without one it keeps its own median
     drift: float = 0.0
+    #: the factors the grid's lower and upper halves were multiplied by (``fit_tails``);
+    #: None: one widening for both
+    tails: Tails | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +253,7 @@ def conformal_quantiles(
     make_drift_copy: Callable[[], Forecaster] | None = None,
     max_series: int | None = None,
     seed: int = 0,
+    tails: bool = False,
 ) -> Calibration:
     """Backtest, then calibrate: the residual grid a store model's intervals use.
 
@@ -233,6 +262,8 @@ def conformal_quantiles(
     ``make_drift_copy``: a second backtest over the last ``DRIFT_ORIGINS`` months sets
     the location (``recent_drift``) and the grid is centred; without it the grid keeps
     its own median (plain split conformal). ``max_series``, ``seed``: ``run_backtest``'s.
+    ``tails`` (with ``adaptive`` and a drift copy): the grid's lower and upper halves are
+    multiplied by factors fitted on the later origins (``fit_tails``).
     """
     backtest = run_backtest(panel, make_forecaster, lookback, n_origins, places, max_series, seed)
     origins = min(n_origins, panel.shape[1] - MIN_TRAIN)
@@ -240,7 +271,7 @@ def conformal_quantiles(
     if not adaptive:
         cal = calibrate(backtest.residuals, origins, centre)
     else:
-        cal = calibrate_adaptive(backtest, origins, centre)
+        cal = calibrate_adaptive(backtest, origins, centre, tails)
     if make_drift_copy is None:
         return cal
     recent = run_backtest(panel, make_drift_copy, lookback, DRIFT_ORIGINS, places, max_series, seed)
@@ -248,18 +279,91 @@ def conformal_quantiles(
 
 
 def calibrate_adaptive(
-    backtest: Backtest, origins: int = MAX_HORIZON, centre: bool = False
+    backtest: Backtest, origins: int = MAX_HORIZON, centre: bool = False, tails: bool = False
 ) -> Calibration:
-    """Quantiles of residuals divided by their series' scale, and the scale model."""
+    """Quantiles of residuals divided by their series' scale, and the scale model.
+
+    ``tails`` (a centred grid only): each half of the grid is multiplied by its factor
+    from ``fit_tails``; too few origins or residuals to fit them leave the grid as it is.
+    """
+    if tails and not centre:
+        raise ValueError("tail factors are fitted about a centred grid (one with a drift copy)")
     spread = fit_spread(backtest.windows, backtest.errors)
     normalised = [
         error / spread.scale(window)[:, None]
         for window, error in zip(backtest.windows, backtest.errors, strict=True)
     ]
     cal = calibrate(by_horizon(normalised), origins, centre)
-    return replace(
+    cal = replace(
         cal,
         residual_quantiles=cal.residual_quantiles * WIDENING,
         method=PER_SERIES,
         spread=spread,
     )
+    fitted = fit_tails(backtest) if tails else None
+    if fitted is None:
+        return cal
+    return replace(cal, residual_quantiles=fitted.apply(cal.residual_quantiles), tails=fitted)
+
+
+def fit_tails(backtest: Backtest) -> Tails | None:
+    """Factors on the lower and upper halves of the grid, scored on held-out origins.
+
+    The earlier ``TAIL_FIT_SHARE`` of the origins fit a provisional grid as the store's
+    is fitted (``calibrate_adaptive``, centred and widened); the later origins' residuals,
+    normalised by that fit's scale and each horizon centred on its own median (the
+    location is the drift's, not a tail's), score it. Each factor minimises their quantile
+    loss summed over the grid's levels on its side of the median (that half of the CRPS),
+    so a side whose held-out residuals fall inside its quantiles too often is pulled in.
+    None when a part has no origin or the later one has fewer than ``MIN_RESIDUALS``.
+    """
+    n = len(backtest.windows)
+    split = round(n * TAIL_FIT_SHARE)
+    if not 1 <= split < n:
+        return None
+    early = Backtest(backtest.windows[:split], backtest.errors[:split])
+    provisional = calibrate_adaptive(early, split, centre=True)
+    assert provisional.spread is not None
+    late = by_horizon(
+        [
+            error / provisional.spread.scale(window)[:, None]
+            for window, error in zip(backtest.windows[split:], backtest.errors[split:], strict=True)
+        ]
+    )
+    scored = [
+        (np.sort(z - np.median(z)), provisional.residual_quantiles[k])
+        for k, z in enumerate(late)
+        if z.size
+    ]
+    if sum(z.size for z, _ in scored) < MIN_RESIDUALS:
+        return None
+    middle = GRID.size // 2
+    upper = _tail_factor(scored, np.arange(middle + 1, GRID.size - 1))
+    lower = _tail_factor(scored, np.arange(1, middle))
+    return Tails(lower, upper)
+
+
+def _tail_factor(scored: list[tuple[np.ndarray, np.ndarray]], levels: np.ndarray) -> float:
+    """The ``k`` minimising ``Σ ρ_p(z − k·q_p)`` over horizons, residuals and ``levels``.
+
+    ``scored``: per horizon the sorted held-out residuals ``z`` and the grid ``q``. The
+    loss is convex in ``k``; its slope ``Σ q_p (F(k·q_p) − p)`` (``F`` the residuals'
+    empirical distribution) rises with ``k``, so bisection finds where it crosses 0.
+    """
+    p = GRID[levels]
+    if not any(np.any(q[levels] != 0) for _, q in scored):
+        return 1.0  # a flat half: nothing to scale
+
+    def slope(k: float) -> float:
+        total = 0.0
+        for z, q in scored:
+            ends = k * q[levels]
+            below = np.searchsorted(z, ends, side="right") / z.size
+            total += z.size * float(np.sum(q[levels] * (below - p)))
+        return total
+
+    lo, hi = TAIL_RANGE
+    for _ in range(40):  # (4 − 0.25) / 2^40: far below any difference that shows
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if slope(mid) > 0 else (mid, hi)
+    return round(0.5 * (lo + hi), 4)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 # OpenMP threads that spin while waiting burn the cores other work needs: on the shared
 # 2-core machine a busy-waiting fit took 95 s of CPU against 17 s passive (same trees).
@@ -33,6 +33,9 @@ from foretab.forecast.features import window_features
 from foretab.forecast.market import Market, market_features
 from foretab.forecast.spread import Spread
 from foretab.forecast.windows import cut_windows, history_ends, sample_series
+
+if TYPE_CHECKING:
+    from foretab.forecast.calibrate import Tails
 
 
 def _rows(
@@ -207,6 +210,9 @@ class LightGBMForecaster(Forecaster):
         # horizon h's point forecast and quantiles move by h x this; 0 with an uncentred
         # (plain) grid, and for a model fitted with a validation split.
         self.location_drift = 0.0
+        # The factors the grid's lower and upper halves were multiplied by
+        # (``calibrate.fit_tails``; already in ``residual_quantiles``), kept for the record.
+        self.tails: Tails | None = None
         # Without a validation split, ``fit`` measures residuals on its own training rows
         # (100k rows through the trees); the store turns that off when a backtest will
         # replace them (``foretab.forecast.calibrate``), and for the backtest's own copy.
@@ -225,6 +231,7 @@ class LightGBMForecaster(Forecaster):
         spread: Spread | None = None,
         location_drift: float = 0.0,
         free_boosters: Sequence[lgb.Booster] = (),
+        tails: Tails | None = None,
     ) -> Self:
         """Set the fitted state read back from a data-only model file."""
         self.boosters = list(boosters)
@@ -232,6 +239,7 @@ class LightGBMForecaster(Forecaster):
         self.residual_quantiles = np.asarray(residual_quantiles, dtype=float)
         self.spread = spread
         self.location_drift = float(location_drift)
+        self.tails = tails
         self.market = market
         self._last = None
         return self
@@ -415,6 +423,7 @@ class LightGBMForecaster(Forecaster):
         self.residual_quantiles = np.zeros((MAX_HORIZON, grid.size))
         self.spread = None  # pooled residuals: one width for every series
         self.location_drift = 0.0  # the residuals' own median is the location
+        self.tails = None
         for h in range(1, MAX_HORIZON + 1):
             r = resid[horizon == h]
             if r.size == 0:

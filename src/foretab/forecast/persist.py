@@ -25,6 +25,7 @@ from foretab.forecast.base import MAX_HORIZON, Forecaster
 from foretab.forecast.registry import NEURAL
 
 if TYPE_CHECKING:
+    from foretab.forecast.calibrate import Tails
     from foretab.forecast.market import Market
 
 FORMAT = "foretab-store-model"
@@ -41,6 +42,9 @@ PERSISTABLE = ("naive", "drift", "autoets", "autotheta", "lgbm", "lgbm_nocal", "
 #: The LightGBM models (boosters + residual grid, and market signals when they read them).
 _LGBM = ("lgbm", "lgbm_nocal", "lgbm_market")
 _MONTH = r"^\d{4}-\d{2}$"
+#: Hyper-parameters recording the factors on the grid's lower and upper halves
+#: (``calibrate.fit_tails``); the grid in the file already has them applied.
+TAIL_KEYS = ("tail_lower", "tail_upper")
 
 HyperValue = bool | int | float | str
 
@@ -194,6 +198,11 @@ def forecaster_state(
         if forecaster.free_boosters:
             hyper["calendar_free_members"] = len(forecaster.free_boosters)
             hyper["calendar_free_weight"] = forecaster.calendar_free_weight
+        if forecaster.tails is not None:
+            # For the record only: the factors are already in ``residual_quantiles``,
+            # so code that does not know these keys reads the same intervals.
+            hyper[TAIL_KEYS[0]] = forecaster.tails.lower
+            hyper[TAIL_KEYS[1]] = forecaster.tails.upper
         fields: dict[str, object] = {
             "hyper_parameters": hyper,
             "residual_quantiles": forecaster.residual_quantiles.tolist(),
@@ -288,14 +297,27 @@ def _restore_lgbm(
     if free and not calendar:
         raise TypeError("a calendar-free member needs a model with the calendar feature")
     forecaster.calendar_free_weight = float(weight) if free else 0.0
+    tails = _tails(hp)
     try:
         parsed = [lgb.Booster(model_str=text) for text in boosters]
     except lgb.basic.LightGBMError as exc:
         raise ValueError(f"a booster is not a LightGBM text model ({_short(exc)})") from exc
     cut = len(parsed) - free
     return forecaster.restore(
-        parsed[:cut], residuals, market, spread, manifest.interval_drift, parsed[cut:]
+        parsed[:cut], residuals, market, spread, manifest.interval_drift, parsed[cut:], tails
     )
+
+
+def _tails(hp: dict[str, HyperValue]) -> Tails | None:
+    """The recorded tail factors (``calibrate.fit_tails``), both or neither."""
+    from foretab.forecast.calibrate import Tails
+
+    lower, upper = (hp.get(key) for key in TAIL_KEYS)
+    if lower is None and upper is None:
+        return None
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (lower, upper)):
+        raise TypeError(f"hyper-parameters {TAIL_KEYS} must both be numbers")
+    return Tails(float(lower), float(upper))  # type: ignore[arg-type]
 
 
 def _market(manifest: Manifest, arrays: dict[str, np.ndarray]) -> Market:

@@ -46,7 +46,10 @@ TrainProgress = Callable[[str, int, int], None]
 #: ``foretab train --intervals``: residuals scaled by each series' volatility, or one
 #: relative width for every series (``foretab.forecast.spread``).
 INTERVALS_PER_SERIES = "per-series"
-INTERVALS = (INTERVALS_PER_SERIES, "pooled")
+#: Per series, with the grid's lower and upper halves each multiplied by a factor
+#: fitted on the later origins of the backtest (``calibrate.fit_tails``).
+INTERVALS_TAILS = "per-series-tails"
+INTERVALS = (INTERVALS_PER_SERIES, "pooled", INTERVALS_TAILS)
 
 
 def _no_progress(stage: str, done: int, total: int) -> None:
@@ -308,12 +311,13 @@ def fit_store_model(
                 LOOKBACK,
                 n_origins=BACKTEST_ORIGINS,
                 places=places,
-                adaptive=intervals == INTERVALS_PER_SERIES,
+                adaptive=intervals in (INTERVALS_PER_SERIES, INTERVALS_TAILS),
                 make_drift_copy=lambda: _calibration_copy(
                     name, seed, DRIFT_ROW_FRACTION, DRIFT_ROUNDS
                 ),
                 max_series=MAX_FIT_SERIES,
                 seed=seed,
+                tails=intervals == INTERVALS_TAILS,
             )
         except TooShort:  # under 15 months of history: in-sample residuals, and it says so
             cal = None
@@ -322,6 +326,8 @@ def fit_store_model(
             forecaster.spread = cal.spread  # type: ignore[attr-defined]
             if hasattr(forecaster, "location_drift"):
                 forecaster.location_drift = cal.drift
+            if hasattr(forecaster, "tails"):
+                forecaster.tails = cal.tails
             method = cal.method
     return StoreModel(
         model=name,

@@ -335,8 +335,9 @@ def train_cmd(
         str,
         typer.Option(
             help="How intervals are calibrated on the backtest: 'per-series' (residuals "
-            "scaled by each series' own volatility) or 'pooled' (one relative width for "
-            "every series, as before)."
+            "scaled by each series' own volatility), 'pooled' (one relative width for "
+            "every series, as before) or 'per-series-tails' (per series, the upper and "
+            "lower tails each scaled by a factor fitted on the backtest's later origins)."
         ),
     ] = "per-series",
     cluster: Annotated[
