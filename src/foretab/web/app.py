@@ -11,8 +11,10 @@ import asyncio
 import json
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
+from typing import TypeVar
 
 import anyio.to_thread
 from fastapi import FastAPI, Query, Request
@@ -62,6 +64,8 @@ from foretab.web.search import search_projects
 from foretab.web.stream import StreamedJSON
 
 log = logging.getLogger("foretab.web")
+
+T = TypeVar("T")
 
 #: Default request body limit: a question or a query is a few hundred bytes.
 MAX_BODY_BYTES = 64 * 1024
@@ -295,6 +299,15 @@ def _add_api(app: FastAPI, pool: EnginePool, settings: AppSettings) -> None:
 
     conversations = ConversationStore(settings.conversations_path, settings.conversation_limits)
     app.state.conversations = conversations
+    in_memory = settings.conversations_path == ":memory:"
+
+    async def stored(call: Callable[..., T], *args: object) -> T:
+        # In memory a load or save takes ~0.1 ms and waits for no one: run on the event
+        # loop, it saves a thread round trip. The file shared by `--workers N` may wait for
+        # another process's write, so it stays off the loop.
+        if in_memory:
+            return call(*args)
+        return await anyio.to_thread.run_sync(call, *args)
 
     @app.post(
         "/api/ask",
@@ -323,8 +336,7 @@ def _add_api(app: FastAPI, pool: EnginePool, settings: AppSettings) -> None:
             conversation_id, said = conversations.new(owner), []
         else:
             conversation_id = request.conversation_id
-            # off the event loop: with --workers N the file may wait for another's write
-            found = await anyio.to_thread.run_sync(conversations.load, owner, conversation_id)
+            found = await stored(conversations.load, owner, conversation_id)
             if found is None:
                 raise ConversationNotFoundError(
                     f"no conversation {conversation_id!r} for this token: unknown, or idle "
@@ -347,9 +359,7 @@ def _add_api(app: FastAPI, pool: EnginePool, settings: AppSettings) -> None:
                 e, conversation_id, said, request.question, limits.max_turns
             ),
         )
-        await anyio.to_thread.run_sync(
-            conversations.save, owner, conversation_id, [*said, request.question]
-        )
+        await stored(conversations.save, owner, conversation_id, [*said, request.question])
         response = _json(rendered)
         # which process answered (`serve --workers N`): a conversation may move between them
         response.headers["x-foretab-worker"] = str(settings.worker)
