@@ -21,7 +21,7 @@ import uvicorn
 
 from foretab.errors import ForetabError
 from foretab.web import AppSettings, EnginePool, create_app
-from foretab.web.server import ServerLimits, server_config
+from foretab.web.server import PROTOCOLS, ServerLimits, server_config
 from tests.web.conftest import TEST_HOSTS, banded_factory
 from tests.web.server import free_port, serving
 
@@ -108,12 +108,20 @@ def test_http_errors_never_show_the_key(mini_duckdb: str, monkeypatch) -> None:
 # -- the server itself, on real loopback sockets: items 2, 3 and 9 ---------------------------
 
 
+@pytest.fixture(params=PROTOCOLS)
+def protocol(request) -> str:
+    """Each HTTP parser `foretab serve` may run on: every rule holds on both."""
+    return str(request.param)
+
+
 @contextmanager
-def guarded_server(app, limits: ServerLimits | None = None) -> Iterator[int]:
+def guarded_server(
+    app, limits: ServerLimits | None = None, http: str | None = None
+) -> Iterator[int]:
     """``app`` under the same uvicorn configuration as `foretab serve`; yields the port."""
     port = free_port()
     server = uvicorn.Server(
-        server_config(app, host="127.0.0.1", port=port, engines=1, limits=limits)
+        server_config(app, host="127.0.0.1", port=port, engines=1, limits=limits, http=http)
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -167,18 +175,20 @@ def post_json(path: str, doc: object) -> bytes:
 @pytest.mark.parametrize(
     "host", ["[::1]evil.com", "[::1]:evil", "127.0.0.1:x", "localhost.evil.com"]
 )
-def test_a_host_header_with_a_suffix_is_refused(model_pool, host: str) -> None:
-    with guarded_server(create_app(model_pool)) as port:
+def test_a_host_header_with_a_suffix_is_refused(model_pool, host: str, protocol: str) -> None:
+    with guarded_server(create_app(model_pool), http=protocol) as port:
         reply = raw_request(port, get("/api/health", host))
         assert reply.startswith(b"HTTP/1.1 421"), reply[:200]
         assert raw_request(port, get("/api/health", "[::1]:8000")).startswith(b"HTTP/1.1 200")
 
 
 @pytest.mark.slow
-def test_health_shows_no_path_and_answers_while_engines_are_busy(model_pool, mini_duckdb) -> None:
+def test_health_shows_no_path_and_answers_while_engines_are_busy(
+    model_pool, mini_duckdb, protocol: str
+) -> None:
     folder = str(Path(mini_duckdb).parent)
     slow = "SELECT count(*) FROM " + ", ".join(f"foretab_catalog t{i}" for i in range(9))
-    with guarded_server(create_app(model_pool)) as port:
+    with guarded_server(create_app(model_pool), http=protocol) as port:
         health = raw_request(port, get("/api/health"))
         assert (
             folder not in health.decode()
@@ -205,11 +215,11 @@ AMPLIFIER = {
 }
 
 
-def test_sql_response_bytes_are_capped(mini_duckdb) -> None:
+def test_sql_response_bytes_are_capped(mini_duckdb, protocol: str) -> None:
     pool = EnginePool(banded_factory(mini_duckdb), size=1, default="model")
     try:
         app = create_app(pool, AppSettings(max_response_bytes=2**20))
-        with guarded_server(app) as port:
+        with guarded_server(app, http=protocol) as port:
             reply = raw_request(port, post_json("/api/sql", AMPLIFIER), timeout=30)
     finally:
         pool.close()
@@ -222,11 +232,11 @@ def test_sql_response_bytes_are_capped(mini_duckdb) -> None:
 
 
 @pytest.mark.slow  # waits seconds for the server to give up on the client
-def test_a_client_that_stops_reading_is_dropped(mini_duckdb) -> None:
+def test_a_client_that_stops_reading_is_dropped(mini_duckdb, protocol: str) -> None:
     pool = EnginePool(banded_factory(mini_duckdb), size=1, default="model")
     try:
         app = create_app(pool, AppSettings(send_timeout_s=1.0))
-        with guarded_server(app) as port:
+        with guarded_server(app, http=protocol) as port:
             sock = socket.socket()
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             sock.connect(("127.0.0.1", port))
@@ -248,9 +258,9 @@ def test_a_client_that_stops_reading_is_dropped(mini_duckdb) -> None:
 
 
 @pytest.mark.slow
-def test_slow_headers_neither_starve_others_nor_stay_open(model_pool) -> None:
+def test_slow_headers_neither_starve_others_nor_stay_open(model_pool, protocol: str) -> None:
     limits = ServerLimits(header_timeout_s=1.5, body_timeout_s=1.5, max_connections_per_client=8)
-    with guarded_server(create_app(model_pool), limits) as port:
+    with guarded_server(create_app(model_pool), limits, protocol) as port:
         slow = []
         for _ in range(70):  # slowloris from 127.0.0.1: headers that never end
             sock = socket.create_connection(("127.0.0.1", port), timeout=5)
@@ -277,3 +287,45 @@ def test_slow_headers_neither_starve_others_nor_stay_open(model_pool) -> None:
         finally:
             for sock in [*slow, half]:
                 sock.close()
+
+
+def read_responses(sock: socket.socket, count: int) -> list[bytes]:
+    """``count`` whole responses (each with a Content-Length) read off ``sock``."""
+    data, replies = b"", []
+    while len(replies) < count:
+        while not (b"\r\n\r\n" in data and _complete(data)):
+            chunk = sock.recv(65536)
+            assert chunk, f"closed after {len(replies)} responses: {data[:200]!r}"
+            data += chunk
+        head, _, rest = data.partition(b"\r\n\r\n")
+        length = next(
+            int(line.split(b":")[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        )
+        replies.append(head + b"\r\n\r\n" + rest[:length])
+        data = rest[length:]
+    return replies
+
+
+def test_deadlines_follow_each_request_of_a_kept_connection(model_pool, protocol: str) -> None:
+    limits = ServerLimits(header_timeout_s=0.8, body_timeout_s=0.8)
+    keep = b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    with guarded_server(create_app(model_pool), limits, protocol) as port:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            # Two pipelined requests, then a third after a pause shorter than the deadline:
+            # each response ends one request's time and starts the next one's.
+            sock.sendall(keep + keep)
+            assert all(r.startswith(b"HTTP/1.1 200") for r in read_responses(sock, 2))
+            time.sleep(0.5)
+            sock.sendall(keep)
+            assert read_responses(sock, 1)[0].startswith(b"HTTP/1.1 200")
+            sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never ends
+            started = time.perf_counter()
+            assert sock.recv(65536) == b""  # closed by the server ...
+            assert 0.3 < time.perf_counter() - started < 3.0  # ... at the header deadline
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(post_json("/api/sql", {"sql": "SELECT 1"})[:-3])  # the body stops short
+            started = time.perf_counter()
+            assert sock.recv(65536) == b""
+            assert 0.3 < time.perf_counter() - started < 3.0

@@ -2,7 +2,8 @@
 
 uvicorn waits forever for a request's headers, and its ``limit_concurrency`` counts every
 open connection: 70 connections that never finish their headers made every other request
-a 503. ``guarded_protocol`` is uvicorn's h11 protocol with three more rules:
+a 503. ``guarded_protocol`` is uvicorn's httptools protocol (or its h11 one, without
+httptools) with three more rules:
 
 * the headers of each request must be complete ``header_timeout_s`` after the connection
   opened or the previous response ended (a slow drip does not extend it);
@@ -17,12 +18,11 @@ takes longer than ``send_timeout_s`` to accept a chunk.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import logging
 from dataclasses import dataclass
 from typing import Any
-
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 log = logging.getLogger("foretab.web")
 
@@ -54,16 +54,38 @@ def _busy_response() -> bytes:
     return head.encode() + body
 
 
-def guarded_protocol(limits: ServerLimits) -> type[H11Protocol]:
-    """A protocol class for ``uvicorn.Config(http=...)``, with its own per-client counts."""
+#: The HTTP parsers ``guarded_protocol`` takes: "httptools" (C, llhttp), "h11" (pure Python).
+PROTOCOLS = ("httptools", "h11")
+
+
+def default_protocol() -> str:
+    """The parser ``foretab serve`` runs: httptools when installed ([serve]), else h11."""
+    return "httptools" if importlib.util.find_spec("httptools") is not None else "h11"
+
+
+def guarded_protocol(limits: ServerLimits, http: str | None = None) -> type[asyncio.Protocol]:
+    """A protocol class for ``uvicorn.Config(http=...)``, with its own per-client counts.
+
+    ``http``: uvicorn's protocol to extend, "httptools" or "h11" (None: ``default_protocol``);
+    both keep the same rules (tests/web/test_security.py runs them over each).
+    """
+    http = http or default_protocol()
+    if http == "h11":
+        from uvicorn.protocols.http.h11_impl import H11Protocol as Base
+    elif http == "httptools":
+        from uvicorn.protocols.http.httptools_impl import (  # type: ignore[assignment]
+            HttpToolsProtocol as Base,
+        )
+    else:
+        raise ValueError(f"unknown HTTP protocol {http!r}; one of {', '.join(PROTOCOLS)}")
     open_by_client: dict[str, int] = {}
     busy = _busy_response()
 
-    class GuardedH11Protocol(H11Protocol):
+    class Guarded(Base):  # type: ignore[misc, valid-type]
         _rejected = False
         _client_host = ""
         _deadline: asyncio.TimerHandle | None = None
-        _request: Any = None  # the request cycle whose headers arrived last
+        _kind = ""  # what the armed deadline waits for: "headers" or "body"
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             peer = transport.get_extra_info("peername")
@@ -89,30 +111,6 @@ def guarded_protocol(limits: ServerLimits) -> type[H11Protocol]:
                 open_by_client.pop(self._client_host, None)
             super().connection_lost(exc)
 
-        def data_received(self, data: bytes) -> None:
-            super().data_received(data)
-            self._track_request()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            if not self.transport.is_closing():
-                self._arm(limits.header_timeout_s, "headers")  # the next request's
-                self._track_request()  # a pipelined request may have started already
-
-        def _track_request(self) -> None:
-            cycle = self.cycle
-            if cycle is None or cycle is self._request:
-                if cycle is not None and not cycle.more_body and self._kind == "body":
-                    self._disarm()
-                return
-            self._request = cycle  # its headers are complete
-            if cycle.more_body:
-                self._arm(limits.body_timeout_s, "body")
-            else:
-                self._disarm()
-
-        _kind = ""
-
         def _arm(self, seconds: float, kind: str) -> None:
             self._disarm()
             self._kind = kind
@@ -133,7 +131,58 @@ def guarded_protocol(limits: ServerLimits) -> type[H11Protocol]:
                 )  # fmt: skip
                 self.transport.close()
 
-    return GuardedH11Protocol
+    if http == "h11":
+
+        class GuardedH11Protocol(Guarded):
+            # h11 hands over events only as data arrives or a response ends: the request
+            # whose headers arrived last tells which deadline applies.
+            _request: Any = None
+
+            def data_received(self, data: bytes) -> None:
+                super().data_received(data)
+                self._track_request()
+
+            def on_response_complete(self) -> None:
+                super().on_response_complete()
+                if not self.transport.is_closing():
+                    self._arm(limits.header_timeout_s, "headers")  # the next request's
+                    self._track_request()  # a pipelined request may have started already
+
+            def _track_request(self) -> None:
+                cycle = self.cycle
+                if cycle is None or cycle is self._request:
+                    if cycle is not None and not cycle.more_body and self._kind == "body":
+                        self._disarm()
+                    return
+                self._request = cycle  # its headers are complete
+                if cycle.more_body:
+                    self._arm(limits.body_timeout_s, "body")
+                else:
+                    self._disarm()
+
+        return GuardedH11Protocol
+
+    class GuardedHttpToolsProtocol(Guarded):
+        # httptools calls back as it parses: the deadlines follow its callbacks.
+        def on_headers_complete(self) -> None:
+            previous = self.cycle
+            super().on_headers_complete()
+            if self.cycle is not previous:  # a request (not an upgrade) has its headers
+                self._arm(limits.body_timeout_s, "body")
+
+        def on_message_complete(self) -> None:
+            super().on_message_complete()
+            if self._kind == "body":  # not a deadline armed since (an early response's)
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            cycle = self.cycle
+            # A pipelined request already received has its own deadline (or none left).
+            if not self.transport.is_closing() and (cycle is None or cycle.response_complete):
+                self._arm(limits.header_timeout_s, "headers")  # the next request's
+
+    return GuardedHttpToolsProtocol
 
 
 def server_config(
@@ -144,6 +193,7 @@ def server_config(
     engines: int,
     limits: ServerLimits | None = None,
     log_level: str = "warning",
+    http: str | None = None,
 ) -> Any:
     """The ``uvicorn.Config`` of ``foretab serve`` (tests run the same one on loopback)."""
     import uvicorn
@@ -152,7 +202,7 @@ def server_config(
         app,
         host=host,
         port=port,
-        http=guarded_protocol(limits or ServerLimits()),
+        http=guarded_protocol(limits or ServerLimits(), http),
         log_level=log_level,
         server_header=False,
         # Beyond this many open connections uvicorn answers 503 instead of queueing.

@@ -3,7 +3,7 @@
 With ``workers > 1`` the parent binds the port once and starts N processes (``spawn``:
 nothing of the parent's state is inherited but the socket). Each builds its own warm
 engine pool over the store (its own connections and guard worker) and runs uvicorn with
-foretab's h11 protocol (``foretab.web.server``) on the shared socket; the kernel hands each
+foretab's guarded protocol (``foretab.web.server``) on the shared socket; the kernel hands each
 new connection to whichever worker accepts first. Each pool checks the store for a new
 ingest on its own, so every worker switches generation within ``reload_check_s`` of it.
 
