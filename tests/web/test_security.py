@@ -308,6 +308,7 @@ def read_responses(sock: socket.socket, count: int) -> list[bytes]:
     return replies
 
 
+@pytest.mark.slow  # waits for two deadlines, on each parser
 def test_deadlines_follow_each_request_of_a_kept_connection(model_pool, protocol: str) -> None:
     limits = ServerLimits(header_timeout_s=0.8, body_timeout_s=0.8)
     keep = b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
