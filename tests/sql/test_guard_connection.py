@@ -56,6 +56,19 @@ def test_duckdb_connection_refuses(store, clean_cwd, statement) -> None:
     assert store.snapshot() == before
 
 
+def test_duckdb_guard_connection_runs_without_the_two_optimizers(store) -> None:
+    if store.backend != "duckdb":
+        pytest.skip("DuckDB connection settings")
+    from foretab.backend.duck import GUARD_DISABLED_OPTIMIZERS
+
+    with guard_connection(store.db) as conn:
+        (setting,) = conn.driver.execute("SELECT current_setting('disabled_optimizers')").fetchone()
+        threads = conn.driver.execute("SELECT current_setting('threads')").fetchone()[0]
+    assert sorted(setting.split(",")) == sorted(GUARD_DISABLED_OPTIMIZERS.split(","))
+    assert "join_order" not in setting  # users' joins keep their planning
+    assert int(threads) == 1
+
+
 PG_RAW = [
     pytest.param("CREATE TABLE evil (a INTEGER)", id="create"),
     pytest.param(f"DELETE FROM {HISTORY_2021}", id="delete"),
