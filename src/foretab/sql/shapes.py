@@ -21,13 +21,13 @@ checked afresh. Refusals never make a shape (only allowed verdicts are learnt).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Collection
 from dataclasses import dataclass
 
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import Token, TokenType
 
+from foretab.core.recent import Recent
 from foretab.store.naming import is_table_name
 
 #: Shapes a session remembers (least recent dropped).
@@ -93,8 +93,7 @@ class ShapeBook:
 
     def __init__(self, dialect: str, size: int = SHAPE_CACHE_SIZE) -> None:
         self.dialect = dialect
-        self.size = size
-        self._templates: OrderedDict[tuple[tuple[ShapeToken, ...], int], _Template] = OrderedDict()
+        self._templates: Recent[tuple[tuple[ShapeToken, ...], int], _Template] = Recent(size)
 
     def learn(self, shape: Shape, max_rows: int, text: str, placeholders: int) -> None:
         """Remember the checked ``text`` of an allowed statement of ``shape``.
@@ -118,17 +117,11 @@ class ShapeBook:
         template = _Template(tuple(parts), placeholders)
         if template.fill(shape.names) != text:
             return  # the cut does not give the text back: never use it
-        key = (shape.tokens, max_rows)
-        self._templates[key] = template
-        self._templates.move_to_end(key)
-        if len(self._templates) > self.size:
-            self._templates.popitem(last=False)
+        self._templates.put((shape.tokens, max_rows), template)
 
     def checked_text(self, shape: Shape, max_rows: int) -> tuple[str, int] | None:
         """(checked text, placeholders) for a statement of a learnt ``shape``, or None."""
-        key = (shape.tokens, max_rows)
-        template = self._templates.get(key)
+        template = self._templates.get((shape.tokens, max_rows))
         if template is None:
             return None
-        self._templates.move_to_end(key)
         return template.fill(shape.names), template.placeholders

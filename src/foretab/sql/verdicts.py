@@ -12,8 +12,8 @@ statement is checked afresh by every worker, every time.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 
+from foretab.core.recent import Recent
 from foretab.sql.worker import Verdict, source_digest
 
 #: Verdicts kept per process (least recently used dropped): a few sessions' worth.
@@ -24,29 +24,20 @@ class VerdictBook:
     """Allowed verdicts by (fingerprint, statement text, row cap); thread-safe, bounded."""
 
     def __init__(self, kept: int = KEPT) -> None:
-        self.kept = kept
         self._lock = threading.Lock()
-        self._verdicts: OrderedDict[tuple[str, str, int], Verdict] = OrderedDict()
+        self._verdicts: Recent[tuple[str, str, int], Verdict] = Recent(kept)
 
     def get(self, fingerprint: str, sql: str, max_rows: int) -> Verdict | None:
         """The verdict of ``sql`` under ``fingerprint`` and ``max_rows``, if one was given."""
-        key = (fingerprint, sql, max_rows)
         with self._lock:
-            verdict = self._verdicts.get(key)
-            if verdict is not None:
-                self._verdicts.move_to_end(key)
-            return verdict
+            return self._verdicts.get((fingerprint, sql, max_rows))
 
     def put(self, sql: str, verdict: Verdict) -> None:
         """Keep ``verdict``, a worker's for the statement ``sql`` (else it is not kept)."""
         if not verdict.fingerprint or verdict.source != source_digest(sql):
             return
-        key = (verdict.fingerprint, sql, verdict.max_rows)
         with self._lock:
-            self._verdicts[key] = verdict
-            self._verdicts.move_to_end(key)
-            if len(self._verdicts) > self.kept:
-                self._verdicts.popitem(last=False)
+            self._verdicts.put((verdict.fingerprint, sql, verdict.max_rows), verdict)
 
     def clear(self) -> None:
         with self._lock:

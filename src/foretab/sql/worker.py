@@ -16,7 +16,6 @@ import resource
 import sys
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -26,6 +25,7 @@ import sqlglot
 from sqlglot import exp
 
 from foretab.backend.base import Rows
+from foretab.core.recent import Recent
 from foretab.errors import ForetabError, GuardError, QueryError, QueryTimeoutError, StoreError
 from foretab.sql.forecast_call import ForecastCall, ForecastRows, ForecastSupport
 from foretab.sql.result import QueryResult
@@ -240,7 +240,7 @@ class _Session:
                 tables = tuple(self._catalog_tables(request.target))
             self.allowed = frozenset(t.lower() for t in tables) | {CATALOG_TABLE}
             self.reserved = self.conn.relation_names()
-            self._verdicts: OrderedDict[tuple[str, int], Verdict] = OrderedDict()
+            self._verdicts: Recent[tuple[str, int], Verdict] = Recent(VERDICT_CACHE_SIZE)
             self.fingerprint = _fingerprint(
                 request, self.dialect, self.conn.role, self.allowed, self.reserved
             )
@@ -363,10 +363,7 @@ class _Session:
             if shape is not None and self._shapes is not None:
                 self._shapes.learn(shape, request.max_rows, verdict.text, verdict.placeholders)
         if key is not None:
-            self._verdicts[key] = verdict
-            self._verdicts.move_to_end(key)
-            if len(self._verdicts) > VERDICT_CACHE_SIZE:
-                self._verdicts.popitem(last=False)
+            self._verdicts.put(key, verdict)
         reply = self._with_verdict(request, verdict, started)
         return Checked(reply, verdict) if fresh else reply
 
