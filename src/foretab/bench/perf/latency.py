@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from foretab.errors import ForetabError
@@ -28,7 +28,28 @@ FAMILY_PHRASINGS: dict[str, str] = {
     "higher next quarter": "Which will have the higher average price next quarter, {p} or {q} in {d}, {c}?",
 }
 _SINGLE = tuple(v for v in FAMILY_PHRASINGS.values() if "{q}" not in v)
+
+#: The engine's stages, as its trace names them (``Step.stage``); the rest of a warm ask's
+#: time (the engine's own glue between them) is reported as ``other``.
+STAGES = ("plan", "retrieve", "read", "forecast", "analyze")
 _PAIR = tuple(v for v in FAMILY_PHRASINGS.values() if "{q}" in v)
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyLatency:
+    """One family's warm asks (milliseconds): where its time goes, stage by stage.
+
+    ``stages_ms``: the mean per question of each stage's time in the answer's trace, and
+    ``other`` (the rest of the ask); refused questions count in the percentiles only.
+    ``share``: the family's part of all the warm asks' time.
+    """
+
+    questions: int
+    p50_ms: float
+    p95_ms: float
+    mean_ms: float
+    share: float
+    stages_ms: dict[str, float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +64,8 @@ class LatencyReport:
     engine_start_ms: float
     cold_ask_ms: list[float]
     cold_ask_median_ms: float
+    #: per question family (``measure``'s ``families``), costliest first; "all" without them
+    by_family: dict[str, FamilyLatency] = field(default_factory=dict)
 
 
 def recent_projects(
@@ -82,8 +105,15 @@ def measure(
     future: str = "model",
     cold_runs: int = 3,
     progress: Callable[[int, int], None] | None = None,
+    families: Sequence[str] | None = None,
 ) -> LatencyReport:
-    """Time every question on one warm engine, then ``foretab ask`` in fresh processes."""
+    """Time every question on one warm engine, then ``foretab ask`` in fresh processes.
+
+    ``families``: each question's family (as long as ``questions``), for the per-family
+    figures; without it every question is of family "all".
+    """
+    if families is not None and len(families) != len(questions):
+        raise ValueError(f"{len(families)} families for {len(questions)} questions")
     from foretab.engine import Engine
 
     started = time.perf_counter()
@@ -93,14 +123,17 @@ def measure(
             engine.ask(questions[0])
     start_ms = (time.perf_counter() - started) * 1000
     times: list[float] = []
+    stages: list[dict[str, float]] = []  # per question: ms of each stage its trace shows
     errors = 0
     for i, question in enumerate(questions):
         t0 = time.perf_counter()
+        answer = None
         try:
-            engine.ask(question)
+            answer = engine.ask(question)
         except ForetabError:
             errors += 1
         times.append((time.perf_counter() - t0) * 1000)
+        stages.append({} if answer is None else _stage_ms(answer.trace.steps))
         if progress:
             progress(i + 1, len(questions))
     engine.close()
@@ -109,6 +142,7 @@ def measure(
         if questions
         else []
     )
+    by_family = _by_family(times, stages, families or ["all"] * len(times))
     times.sort()
     return LatencyReport(
         questions=len(questions),
@@ -119,7 +153,50 @@ def measure(
         engine_start_ms=start_ms,
         cold_ask_ms=cold,
         cold_ask_median_ms=statistics.median(cold) if cold else 0.0,
+        by_family=by_family,
     )
+
+
+def _stage_ms(steps: Sequence[object]) -> dict[str, float]:
+    """Milliseconds of each engine stage in a trace.
+
+    Inner steps (an LLM call, a retry) are already inside their stage's time.
+    """
+    out = dict.fromkeys(STAGES, 0.0)
+    for step in steps:
+        stage = getattr(step, "stage", None)
+        if stage in out:
+            out[stage] += float(getattr(step, "seconds", 0.0)) * 1000
+    return out
+
+
+def _by_family(
+    times: Sequence[float], stages: Sequence[dict[str, float]], families: Sequence[str]
+) -> dict[str, FamilyLatency]:
+    """Each family's figures, the family taking the most of the total time first."""
+    grouped: dict[str, list[int]] = {}
+    for i, family in enumerate(families):
+        grouped.setdefault(family, []).append(i)
+    total = sum(times) or 1.0
+    out: dict[str, FamilyLatency] = {}
+    for family, rows in sorted(grouped.items(), key=lambda kv: -sum(times[i] for i in kv[1])):
+        mine = sorted(times[i] for i in rows)
+        answered = [i for i in rows if stages[i]]
+        stage_ms = {
+            name: sum(stages[i][name] for i in answered) / len(answered) if answered else 0.0
+            for name in STAGES
+        }
+        mean_answered = sum(times[i] for i in answered) / len(answered) if answered else 0.0
+        stage_ms["other"] = max(0.0, mean_answered - sum(stage_ms.values()))
+        out[family] = FamilyLatency(
+            questions=len(rows),
+            p50_ms=_pct(mine, 50),
+            p95_ms=_pct(mine, 95),
+            mean_ms=sum(mine) / len(mine),
+            share=sum(mine) / total,
+            stages_ms=stage_ms,
+        )
+    return out
 
 
 def _cold_ask(db: str, question: str, future: str) -> float:

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
 from foretab.cli.common import DbOption, exit_on_error
 from foretab.cli.main import bench_app
+
+if TYPE_CHECKING:
+    from foretab.bench.perf.latency import LatencyReport
 
 
 @bench_app.command("latency")
@@ -46,10 +51,19 @@ def latency(
         write_json,
     )
 
+    families: list[str] | None = None
     if dataset is not None:
         lines = dataset.read_text(encoding="utf-8").splitlines()
-        every = [json.loads(line)["question"] for line in lines if line.strip()]
-        questions = sample_questions(every, n, seed)
+        rows = [json.loads(line) for line in lines if line.strip()]
+        # A question's family as `foretab bench serve` names it (the QA builder's family,
+        # or the ODTQA task): the per-family table below.
+        labelled = [
+            (str(r["question"]), str(r.get("family") or f"odtqa {r.get('task', '?')}"))
+            for r in rows
+        ]
+        family_of = dict(labelled)
+        questions = sample_questions([q for q, _ in labelled], n, seed)
+        families = [family_of[q] for q in questions]
     else:
         questions = builtin_questions(db, n)
     with Progress(console=Console(stderr=True), transient=True) as bar:
@@ -60,6 +74,7 @@ def latency(
             future=future,
             cold_runs=cold_runs,
             progress=lambda done, _total: bar.update(task, completed=done),
+            families=families,
         )
     table = Table(title=f"foretab latency ({report.questions} questions, {report.errors} refused)")
     table.add_column("measure")
@@ -70,5 +85,40 @@ def latency(
     table.add_row("Engine start (+ first ask)", f"{report.engine_start_ms:.0f}")
     table.add_row("cold `foretab ask` (median)", f"{report.cold_ask_median_ms:.0f}")
     Console().print(table)
+    Console().print(_family_table(report))
     if json_out is not None:
         write_json(report, json_out)
+
+
+def _family_table(report: LatencyReport) -> Table:
+    """Per family: count, p50 / p95, share of the time, and the mean ms of each stage."""
+    table = Table(
+        title="warm asks by family: ms; the stages are means a question, from the trace",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        padding=(0, 0, 0, 1),  # one space between columns: it fits 80 columns
+    )
+    table.add_column("family", no_wrap=True, max_width=16)
+    for name in ("n", "p50", "p95", "%", *SHORT.values()):
+        table.add_column(name, justify="right", no_wrap=True)
+    for family, figures in report.by_family.items():
+        table.add_row(
+            escape(family),
+            str(figures.questions),
+            f"{figures.p50_ms:.1f}",
+            f"{figures.p95_ms:.1f}",
+            f"{100 * figures.share:.0f}",
+            *(f"{figures.stages_ms[stage]:.1f}" for stage in SHORT),
+        )
+    return table
+
+
+#: The stage columns' headings, short enough for an 80-column terminal.
+SHORT = {
+    "plan": "plan",
+    "retrieve": "retr",
+    "read": "read",
+    "forecast": "fcst",
+    "analyze": "anlz",
+    "other": "rest",  # the engine's own glue, and a lazily loaded forecaster
+}

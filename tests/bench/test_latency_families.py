@@ -1,0 +1,49 @@
+"""`foretab bench latency`'s per-family figures: where each family's time goes, by stage."""
+
+from __future__ import annotations
+
+import pytest
+
+from foretab.bench.perf.latency import STAGES, _by_family, _stage_ms, measure
+from foretab.core.trace import AnalyzeStep, PlanStep, RetrieveStep
+
+
+def test_a_trace_gives_each_stage_its_milliseconds() -> None:
+    steps = [
+        PlanStep("rules", 0.002),
+        RetrieveStep("catalog", 0.0005, ()),
+        AnalyzeStep("rules", 0.001, None),
+    ]
+    ms = _stage_ms(steps)
+    assert set(ms) == set(STAGES)
+    assert ms["plan"] == pytest.approx(2.0)
+    assert ms["retrieve"] == pytest.approx(0.5)
+    assert ms["analyze"] == pytest.approx(1.0)
+    assert ms["read"] == ms["forecast"] == 0.0
+
+
+def test_families_are_grouped_costliest_first_with_their_stage_means() -> None:
+    times = [10.0, 30.0, 2.0, 4.0]
+    stages = [
+        {"plan": 1.0, "retrieve": 0.0, "read": 5.0, "forecast": 0.0, "analyze": 3.0},
+        {"plan": 3.0, "retrieve": 0.0, "read": 7.0, "forecast": 0.0, "analyze": 19.0},
+        {"plan": 1.0, "retrieve": 0.0, "read": 0.5, "forecast": 0.0, "analyze": 0.0},
+        {},  # refused: timed, no trace
+    ]
+    out = _by_family(times, stages, ["scope", "scope", "history", "history"])
+    assert list(out) == ["scope", "history"]  # 40 ms before 6 ms
+    scope, history = out["scope"], out["history"]
+    assert scope.questions == 2 and history.questions == 2
+    assert scope.share == pytest.approx(40 / 46) and history.share == pytest.approx(6 / 46)
+    assert scope.mean_ms == pytest.approx(20.0)
+    assert scope.stages_ms["analyze"] == pytest.approx(11.0)
+    assert scope.stages_ms["other"] == pytest.approx(20.0 - (2.0 + 6.0 + 11.0))
+    # the refused question counts in the percentiles, not in the stage means
+    assert history.p50_ms == pytest.approx(3.0)
+    assert history.stages_ms["plan"] == pytest.approx(1.0)
+    assert history.stages_ms["other"] == pytest.approx(2.0 - 1.5)
+
+
+def test_one_family_per_question_or_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="2 families for 3 questions"):
+        measure("unused.duckdb", ["a", "b", "c"], families=["x", "y"], cold_runs=0)
