@@ -28,11 +28,11 @@ FAMILY_PHRASINGS: dict[str, str] = {
     "higher next quarter": "Which will have the higher average price next quarter, {p} or {q} in {d}, {c}?",
 }
 _SINGLE = tuple(v for v in FAMILY_PHRASINGS.values() if "{q}" not in v)
+_PAIR = tuple(v for v in FAMILY_PHRASINGS.values() if "{q}" in v)
 
 #: The engine's stages, as its trace names them (``Step.stage``); the rest of a warm ask's
 #: time (the engine's own glue between them) is reported as ``other``.
 STAGES = ("plan", "retrieve", "read", "forecast", "analyze")
-_PAIR = tuple(v for v in FAMILY_PHRASINGS.values() if "{q}" in v)
 
 
 @dataclass(frozen=True, slots=True)

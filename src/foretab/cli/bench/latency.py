@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -50,19 +49,13 @@ def latency(
         sample_questions,
         write_json,
     )
+    from foretab.bench.perf.serve_load import read_questions
 
     families: list[str] | None = None
     if dataset is not None:
-        lines = dataset.read_text(encoding="utf-8").splitlines()
-        rows = [json.loads(line) for line in lines if line.strip()]
-        # A question's family as `foretab bench serve` names it (the QA builder's family,
-        # or the ODTQA task): the per-family table below.
-        labelled = [
-            (str(r["question"]), str(r.get("family") or f"odtqa {r.get('task', '?')}"))
-            for r in rows
-        ]
-        family_of = dict(labelled)
-        questions = sample_questions([q for q, _ in labelled], n, seed)
+        # Each question with its family as `foretab bench serve` names it: the per-family table.
+        family_of = {question: family for question, family, _ in read_questions([dataset])}
+        questions = sample_questions(list(family_of), n, seed)
         families = [family_of[q] for q in questions]
     else:
         questions = builtin_questions(db, n)
