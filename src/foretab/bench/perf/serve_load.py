@@ -44,6 +44,7 @@ class LoadReport:
     engines: int
     future: str
     workers: int
+    pinned: bool  # each worker on a core of its own (`foretab serve --pin-cores`)
     seconds: float
     throughput_rps: float
     p50_ms: float
@@ -54,6 +55,9 @@ class LoadReport:
     errors: int  # transport failures and 5xx but 503: what must be zero
     busy: int  # 503: the server's queue was full (answered at once with Retry-After)
     refused: int  # 4xx: questions the engine explained it cannot answer
+    # CPU time (user + system) of the whole server over the timed requests, per request:
+    # what each answer costs, less moved than throughput by other programs on the cores.
+    cpu_ms_per_request: float
     # Resident memory of the whole server (every worker and its guard workers) ...
     rss_start_mib: float
     rss_warm_mib: float
@@ -103,6 +107,18 @@ def _worker_rss_mib(pid: int) -> list[float]:
     return [round(_rss_mib(w), 1) for w in (_spawned(pid) or [pid])]
 
 
+def _cpu_seconds(pids: Sequence[int]) -> float:
+    """User + system CPU seconds the processes ``pids`` have used so far (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            # after the command's closing parenthesis: utime and stime are fields 12 and 13
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
 def _rss_mib(pid: int) -> float:
     """Resident memory of the server and its worker processes, MiB (Linux /proc)."""
     total = 0
@@ -116,7 +132,7 @@ def _rss_mib(pid: int) -> float:
 
 @contextlib.contextmanager
 def running_server(
-    db: str, *, future: str, engines: int, workers: int = 1
+    db: str, *, future: str, engines: int, workers: int = 1, pinned: bool = False
 ) -> Iterator[tuple[str, int]]:
     """``foretab serve`` on a free loopback port, every worker warm: yields (base URL, pid)."""
     from foretab.extras import require
@@ -131,6 +147,7 @@ def running_server(
     with tempfile.TemporaryFile("w+") as log:
         command = [sys.executable, "-m", "foretab", "serve", "--db", db, "--port", str(port)]
         command += ["--future", future, "--engines", str(engines), "--workers", str(workers)]
+        command += ["--pin-cores"] if pinned else []
         process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
         try:
@@ -212,6 +229,7 @@ def run_load(
     future: str = "model",
     warmup: int = 20,
     workers: int = 1,
+    pinned: bool = False,
 ) -> LoadReport:
     """Serve ``db``, warm it with the first ``warmup`` questions, then time the rest.
 
@@ -221,16 +239,20 @@ def run_load(
     if not timed:
         raise ForetabError("no questions to send past the warm-up; is the store empty?")
     load_before = os.getloadavg()[0]
-    with running_server(db, future=future, engines=engines, workers=workers) as (url, pid):
+    serving = running_server(db, future=future, engines=engines, workers=workers, pinned=pinned)
+    with serving as (url, pid):
         rss_start = _rss_mib(pid)
         if warmup:
             asyncio.run(_load(url, list(questions[:warmup]), min(concurrency, engines * workers)))
         rss_warm = _rss_mib(pid)
+        members = _tree(pid)  # every process of the server, guard workers included
+        cpu_start = _cpu_seconds(members)
         # Two halves: memory after each shows whether it still grows once warm.
         half = len(timed) // 2
         first = asyncio.run(_load(url, timed[:half], concurrency)) if half else None
         rss_half = _rss_mib(pid)
         second = asyncio.run(_load(url, timed[half:], concurrency))
+        cpu_seconds = _cpu_seconds(members) - cpu_start
         rss_end = _rss_mib(pid)
         per_worker = _worker_rss_mib(pid)
         latencies = (first[0] if first else []) + second[0]
@@ -246,6 +268,7 @@ def run_load(
         engines=engines,
         future=future,
         workers=workers,
+        pinned=pinned,
         seconds=round(seconds, 3),
         throughput_rps=round(len(latencies) / seconds, 1),
         p50_ms=round(_percentile(latencies, 50), 2),
@@ -256,6 +279,7 @@ def run_load(
         errors=errors,
         busy=busy,
         refused=refused,
+        cpu_ms_per_request=round(1000 * cpu_seconds / len(latencies), 2),
         rss_start_mib=round(rss_start, 1),
         rss_warm_mib=round(rss_warm, 1),
         rss_half_mib=round(rss_half, 1),
@@ -347,8 +371,12 @@ def compare(
     future: str,
     workers: int,
     warmup: int = 20,
+    pinned: bool = False,
 ) -> ServeComparison:
-    """``run_load`` with 1 worker, then with ``workers``; no question is sent twice."""
+    """``run_load`` with 1 worker, then with ``workers``; no question is sent twice.
+
+    ``pinned``: the run with ``workers`` pins each to a core (``foretab serve --pin-cores``).
+    """
     counts = [1] if workers <= 1 else [1, workers]
     needed = len(counts) * (requests + warmup)
     if len(mix.items) < needed:
@@ -370,6 +398,7 @@ def compare(
                 future=future,
                 warmup=warmup,
                 workers=n,
+                pinned=pinned and n > 1,
             )
         )
     return ServeComparison(

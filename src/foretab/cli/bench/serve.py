@@ -35,6 +35,14 @@ def serve_load(
             show_default=False,
         ),
     ] = None,
+    pin_cores: Annotated[
+        bool,
+        typer.Option(
+            "--pin-cores/--no-pin-cores",
+            help="The second run's server pins each worker to a core (`foretab serve "
+            "--pin-cores`).",
+        ),
+    ] = False,
     future: Annotated[str, typer.Option(help="The server's --future: model, oracle or none.")] = (
         "model"
     ),
@@ -62,11 +70,16 @@ def serve_load(
     require("uvicorn", "serve")
     require("fastapi", "serve")
     from foretab.bench.perf.serve_load import LoadReport, compare, load_questions, write_json
+    from foretab.affinity import can_pin
     from foretab.web.workers import default_workers
 
     if future not in ("model", "oracle", "none"):
         raise typer.BadParameter("use model, oracle or none", param_hint="--future")
     n_workers = workers if workers is not None else default_workers()
+    if pin_cores and (n_workers < 2 or not can_pin()):
+        raise typer.BadParameter(
+            "pinning needs a second run of 2 workers or more, on Linux", param_hint="--pin-cores"
+        )
     console = Console(stderr=True)
     if not dataset:
         console.print("building the questions from the store (`foretab bench build`) ...")
@@ -80,6 +93,7 @@ def serve_load(
         future=future,
         workers=n_workers,
         warmup=warmup,
+        pinned=pin_cores,
     )
     first = result.runs[0]
     table = Table(
@@ -89,7 +103,10 @@ def serve_load(
     )
     table.add_column("measure")
     for run in result.runs:
-        table.add_column(f"{run.workers} worker{'s' if run.workers > 1 else ''}", justify="right")
+        pinned = ", pinned" if run.pinned else ""
+        table.add_column(
+            f"{run.workers} worker{'s' if run.workers > 1 else ''}{pinned}", justify="right"
+        )
 
     def row(name: str, show: Callable[[LoadReport], str]) -> None:
         table.add_row(name, *(show(r) for r in result.runs))
@@ -97,6 +114,7 @@ def serve_load(
     row("throughput (requests/s)", lambda r: f"{r.throughput_rps:.1f}")
     for name in ("p50", "p95", "p99", "max"):
         row(f"latency {name} (ms)", lambda r, n=name: f"{getattr(r, n + '_ms'):.1f}")
+    row("server CPU per request (ms)", lambda r: f"{r.cpu_ms_per_request:.2f}")
     row("errors (5xx but 503, transport)", lambda r: str(r.errors))
     row("503 (queue full)", lambda r: str(r.busy))
     row("refused (4xx)", lambda r: str(r.refused))
