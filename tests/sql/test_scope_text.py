@@ -56,7 +56,7 @@ WINDOWS = [
 
 
 def _fresh(query: build.HistoryQuery) -> str:
-    return query.build().sql(dialect="duckdb")
+    return query.build().sql(dialect="duckdb", copy=False)  # a fresh tree, rendered once
 
 
 def test_a_remembered_scope_text_is_the_one_built_afresh() -> None:
