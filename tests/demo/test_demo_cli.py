@@ -20,9 +20,22 @@ def app():
     return app
 
 
-def test_demo_builds_history_and_future(app, tmp_path: Path) -> None:
+# The demo also fits the units-sold model after the price model (~2 s of CPU, more than all
+# the rest): the fast variant replaces that fit by a stand-in that records the call, the
+# slow one runs it.
+@pytest.mark.slow_variant("fitted")
+@pytest.mark.parametrize("units", ["fitted", "recorded"])
+def test_demo_builds_history_and_future(
+    app, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, units: str
+) -> None:
+    from foretab.forecast import units_store
     from foretab.store import open_future, open_history
 
+    fitted: list[Month] = []
+    if units == "recorded":
+        monkeypatch.setattr(
+            units_store, "train_units_model", lambda store, ref, seed=0: fitted.append(ref) or True
+        )
     db = tmp_path / "x.duckdb"
     # The forecaster is not what this test checks: the naive one keeps it fast.
     args = ["demo", "--db", str(db), "--model", "naive"]
@@ -47,6 +60,10 @@ def test_demo_builds_history_and_future(app, tmp_path: Path) -> None:
         projects = {(p.outer, p.inner, p.name) for p in history.entities()}
         projects |= {(p.outer, p.inner, p.name) for p in future.entities()}
         assert len(projects) == 180
+        if units == "recorded":
+            assert fitted == [Month(2023, 12)]
+        else:
+            assert history.load_artifact(units_store.UNITS_ARTIFACT) is not None
     finally:
         history.close()
         future.close()
