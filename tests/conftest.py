@@ -129,6 +129,8 @@ SHARED_FIXTURE_GROUPS = {
     # tests/parse: the real corpus's entity index (~2 s)
     "corpus_index": "parse-corpus",
     "corpus_entries": "parse-corpus",
+    # the mini store's units model (~1.3 s): the golden units cases, tests/engine
+    "units_fit_once": "mini-units",
 }
 
 
@@ -377,6 +379,14 @@ def empty_store_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[s
     with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
         for each in (name, f"{name}_future"):
             conn.execute(f'DROP DATABASE IF EXISTS "{each}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def units_fit_once() -> object:
+    """``tests.units_fit.fit_once``: a units model fitted once per history and process."""
+    from tests.units_fit import fit_once
+
+    return fit_once
 
 
 # ---- the mini store: the one small fixture corpus most fast tests run on ------------------

@@ -17,6 +17,7 @@ import pytest
 from foretab.core.months import Month
 from foretab.engine import Engine
 from foretab.errors import ForecastError, ForetabError, QuestionError
+from foretab.forecast import units_store
 from foretab.forecast.source import ModelSource
 from foretab.forecast.units_store import UNITS_ARTIFACT, UnitsStoreModel, train_units_model
 from foretab.store import open_history
@@ -29,11 +30,14 @@ SH, HP, PD = "Shanghai", "Huangpu District", "Pudong New Area"
 
 
 @pytest.fixture(scope="module")
-def units_db(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The mini store with its units model (the real configuration: 300 rounds)."""
+def units_db(tmp_path_factory: pytest.TempPathFactory, units_fit_once: object) -> str:
+    """The mini store with its units model (the real configuration: 300 rounds), trained and
+    saved by ``train_units_model``; its fit is the one the golden units cases use (the same
+    history: ``units_fit_once``)."""
     db = str(tmp_path_factory.mktemp("units") / "mini.duckdb")
     ingest_path(MINI_CSV, db, REF)
-    with open_history(db) as store:
+    with open_history(db) as store, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(units_store, "fit_units_store_model", units_fit_once)
         assert train_units_model(store, REF)
     return db
 

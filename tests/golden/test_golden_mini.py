@@ -7,23 +7,26 @@ the diff: every changed line is a changed answer.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from foretab.core.answer import plan_doc
+from foretab.core.months import Month
 from foretab.engine import Engine
 from foretab.errors import ForetabError
 from foretab.forecast.source import ModelSource
 from foretab.forecast.units_source import UnitsSource
-from foretab.forecast.units_store import UnitsStoreModel, fit_units_store_model
+from foretab.forecast.units_store import UnitsStoreModel
 from foretab.store import HistoryStore
 from tests.doubles import NaiveStoreModel, SpreadStoreModel
+
+#: ``tests.units_fit.fit_once`` (the ``units_fit_once`` fixture).
+FitUnits = Callable[[pd.DataFrame, Month], UnitsStoreModel]
 
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "golden" / "mini.jsonl"
 QUESTIONS: list[tuple[str, str]] = [
@@ -87,7 +90,7 @@ QUESTIONS: list[tuple[str, str]] = [
 ]  # fmt: skip
 
 
-def engine_for(db: str, future: str) -> Engine:
+def engine_for(db: str, future: str, fit_units: FitUnits) -> Engine:
     if future == "naive":
         return Engine.open(
             db, future_source=lambda e: ModelSource.with_store_dates(NaiveStoreModel(), e.store)
@@ -100,26 +103,20 @@ def engine_for(db: str, future: str) -> Engine:
         return Engine.open(
             db,
             future_source=lambda e: ModelSource.with_store_dates(
-                NaiveStoreModel(), e.store, units=lambda: UnitsSource(mini_units_model(e.store))
+                NaiveStoreModel(),
+                e.store,
+                units=lambda: UnitsSource(mini_units_model(e.store, fit_units)),
             ),
         )
     return Engine.open(db, future=future)  # type: ignore[arg-type]
 
 
-#: Fitted units models by their panel's content (and reference month): the DuckDB and
-#: PostgreSQL mini stores hold the same history, so the model is fitted once, not per backend.
-_UNITS_MODELS: dict[tuple[bytes, str], UnitsStoreModel] = {}
-
-
-def mini_units_model(store: HistoryStore) -> UnitsStoreModel:
-    """The units model fitted on the store's history (as `foretab train` would, ~2 s)."""
+def mini_units_model(store: HistoryStore, fit_units: FitUnits) -> UnitsStoreModel:
+    """The units model fitted on the store's history (as `foretab train` would, ~1.3 s): the
+    DuckDB and PostgreSQL mini stores hold the same history, and so does
+    tests/engine/test_units_future.py's store, so it is fitted once (``units_fit_once``)."""
     assert store.reference_month is not None
-    panel = store.panel(summed=True)
-    digest = hashlib.sha256(pd.util.hash_pandas_object(panel, index=True).to_numpy().tobytes())
-    key = (digest.digest() + repr(list(panel.columns)).encode(), str(store.reference_month))
-    if key not in _UNITS_MODELS:
-        _UNITS_MODELS[key] = fit_units_store_model(panel, store.reference_month)
-    return _UNITS_MODELS[key]
+    return fit_units(store.panel(summed=True), store.reference_month)
 
 
 class Engines:
@@ -127,12 +124,13 @@ class Engines:
     warm engine is what a server does (and checks that no state leaks from one question to
     the next), and it saves building an engine (guard worker, indexes, model) per case."""
 
-    def __init__(self) -> None:
+    def __init__(self, fit_units: FitUnits) -> None:
         self._open: dict[tuple[str, str], Engine] = {}
+        self._fit_units = fit_units
 
     def get(self, db: str, future: str) -> Engine:
         if (db, future) not in self._open:
-            self._open[(db, future)] = engine_for(db, future)
+            self._open[(db, future)] = engine_for(db, future, self._fit_units)
         return self._open[(db, future)]
 
     def close(self) -> None:
@@ -142,8 +140,8 @@ class Engines:
 
 
 @pytest.fixture(scope="module")
-def engines() -> Iterator[Engines]:
-    kept = Engines()
+def engines(units_fit_once: FitUnits) -> Iterator[Engines]:
+    kept = Engines(units_fit_once)
     yield kept
     kept.close()
 
