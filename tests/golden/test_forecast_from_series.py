@@ -22,8 +22,10 @@ TABLES = "project_price_table_pudong_new_area_shanghai_20"
 
 
 @pytest.fixture(scope="module")
-def trained_mini(tmp_path_factory: pytest.TempPathFactory, mini_duckdb: str) -> str:
-    from foretab.forecast import registry
+def trained_mini(
+    tmp_path_factory: pytest.TempPathFactory, mini_duckdb: str, units_fit_once: object
+) -> str:
+    from foretab.forecast import registry, units_store
     from foretab.forecast.gbm import LightGBMForecaster
     from foretab.forecast.store import train_store_model
 
@@ -35,7 +37,11 @@ def trained_mini(tmp_path_factory: pytest.TempPathFactory, mini_duckdb: str) -> 
         seed, n_estimators=60, num_leaves=7, fixed_rounds=25
     )
     try:
-        train_store_model(db, "lgbm")
+        # The units model it also trains and saves is the golden cases' fit of the same
+        # history (``units_fit_once``): fitted once per worker, not again here (~1.3 s).
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(units_store, "fit_units_store_model", units_fit_once)
+            train_store_model(db, "lgbm")
     finally:
         registry.FORECASTERS["lgbm"] = saved
     return db
