@@ -16,6 +16,7 @@ import pytest
 
 from foretab.core.months import Month, month_range
 from foretab.errors import ForecastError
+from foretab.forecast import units_store
 from foretab.forecast.store import (
     ARTIFACT_NAME,
     LEGACY_ARTIFACT,
@@ -28,6 +29,7 @@ from foretab.forecast.store import (
 from foretab.store import open_history
 from foretab.store.ingest import ingest_frame
 from tests.store_copy import copy_store
+from tests.units_fit import fit_once
 
 REF = Month(2021, 12)
 
@@ -65,6 +67,14 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.fixture
 def store(pristine: str, tmp_path: Path) -> str:
     return copy_store(pristine, tmp_path)
+
+
+@pytest.fixture(autouse=True)
+def _units_fitted_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every training here also fits and saves the units model (``train_units_model``); the
+    stores share one history, so that fit is done once (``tests/units_fit.py``): ~12 fits
+    of ~0.25 s each became one. What these tests check is the price model."""
+    monkeypatch.setattr(units_store, "fit_units_store_model", fit_once)
 
 
 def _history(db: str) -> np.ndarray:
