@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from foretab.affinity import can_pin
 from foretab.bench.perf.serve_load import QuestionMix, compare, load_questions, run_load
 from foretab.core.months import MONTH_NAMES
 from foretab.errors import ForetabError
@@ -76,7 +75,6 @@ def test_load_run_reports_statuses_latency_and_memory(mini_duckdb: str) -> None:
     # most the whole run's wall time on every core
     every_core_ms = 1000 * report.seconds * (os.cpu_count() or 1)
     assert 0.1 < report.cpu_ms_per_request <= every_core_ms / report.requests
-    assert not report.pinned
     assert report.rss_start_mib > 10 and report.rss_end_mib > 10
     assert len(report.rss_per_worker_mib) == 1 and report.workers == 1
 
@@ -84,20 +82,10 @@ def test_load_run_reports_statuses_latency_and_memory(mini_duckdb: str) -> None:
 @pytest.mark.slow
 def test_one_and_two_workers_each_on_their_own_questions(mini_duckdb: str, tmp_path: Path) -> None:
     mix = load_questions(mini_duckdb, dataset=[distinct_set(mini_duckdb, tmp_path, 60)])
-    pin = can_pin()
     result = compare(
-        mini_duckdb,
-        mix,
-        requests=24,
-        concurrency=4,
-        engines=2,
-        future="none",
-        workers=2,
-        warmup=4,
-        pinned=pin,
+        mini_duckdb, mix, requests=24, concurrency=4, engines=2, future="none", workers=2, warmup=4
     )
     assert [r.workers for r in result.runs] == [1, 2]
-    assert [r.pinned for r in result.runs] == [False, pin]
     assert result.distinct_questions == 56  # 2 × (4 + 24), none sent twice
     assert sum(result.families.values()) == 56
     for run in result.runs:

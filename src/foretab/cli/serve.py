@@ -79,15 +79,6 @@ def serve(
             show_default=False,
         ),
     ] = None,
-    pin_cores: Annotated[
-        bool,
-        typer.Option(
-            "--pin-cores/--no-pin-cores",
-            help="Run worker i (its engines and SQL guard workers) on the i-th core only "
-            "(Linux, --workers > 1): fewer moves between cores for a busy server on cores "
-            "of its own; off where other programs share the cores.",
-        ),
-    ] = False,
     queue: Annotated[
         int,
         typer.Option(
@@ -150,7 +141,6 @@ def serve(
     require("uvicorn", "serve")
     require("fastapi", "serve")
     from foretab.web.gate import LOOPBACK_HOSTS
-    from foretab.affinity import can_pin
     from foretab.web.workers import ServeSpec, Started, default_workers
     from foretab.web.workers import serve as run_server
 
@@ -178,17 +168,6 @@ def serve(
             f"binding to {host} would expose the API beyond this machine without a token; "
             "pass --token (or FORETAB_TOKEN), or keep the default --host 127.0.0.1"
         )
-    n_workers = workers if workers is not None else default_workers()
-    if pin_cores and n_workers < 2:
-        raise ForetabError(
-            "--pin-cores pins each worker to a core of its own: it needs --workers 2 or "
-            "more (one worker uses every core: its engines and SQL guard workers)"
-        )
-    if pin_cores and not can_pin():
-        raise ForetabError(
-            "--pin-cores needs Linux's sched_setaffinity, which this system does not "
-            "offer; leave it out"
-        )
     spec = ServeSpec(
         db=db,
         host=host,
@@ -201,8 +180,7 @@ def serve(
         cors_origins=tuple(cors_origin or ()),
         engine=engine,
         llm=llm,
-        workers=n_workers,
-        pin_cores=pin_cores,
+        workers=workers if workers is not None else default_workers(),
         queue=queue,
         request_timeout_s=request_timeout,
         pg_pool=pg_pool,
@@ -222,8 +200,7 @@ def serve(
             f"foretab serve: http://{shown}:{port}/ — {started.store}, "
             f"{started.projects} projects, now = {started.reference}, future = {future}, "
             f"engines = {', '.join(started.engines)}, workers = {spec.workers} "
-            f"× {engines} engines{', one core each' if pin_cores else ''}, queue {queue} "
-            f"per worker, timeout {request_timeout:g} s",
+            f"× {engines} engines, queue {queue} per worker, timeout {request_timeout:g} s",
             file=sys.stderr,
         )
 

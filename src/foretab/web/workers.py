@@ -33,7 +33,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from foretab.affinity import pin_to_core
 from foretab.errors import ForetabError
 from foretab.forecast.sources import FutureMode
 from foretab.llm.settings import LLMSettings
@@ -75,9 +74,6 @@ class ServeSpec:
     #: The conversations' SQLite file every worker shares (docs/conversations.md); the
     #: supervisor makes a private one for ``workers > 1``; ":memory:" for one process.
     conversations_path: str = ":memory:"
-    #: Worker ``i`` (its threads and guard workers) runs on the ``i``-th usable core only
-    #: (``pin_to_core``); ``workers > 1`` only.
-    pin_cores: bool = False
 
 
 def pg_pool_default(engines: int) -> int:
@@ -262,8 +258,6 @@ def _listen(host: str, port: int, *, reuse_port: bool) -> socket.socket:
 
 def _worker_main(spec: ServeSpec, sock: socket.socket, worker: int, report: Any) -> None:
     """One worker process: build the warm pool, report, serve on the shared socket."""
-    if spec.pin_cores:
-        pin_to_core(worker)  # first: the guard workers the pool starts inherit the core
     try:
         app, pool, provider = _build(spec, worker)
     except ForetabError as error:

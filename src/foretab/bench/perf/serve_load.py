@@ -44,7 +44,6 @@ class LoadReport:
     engines: int
     future: str
     workers: int
-    pinned: bool  # each worker on a core of its own (`foretab serve --pin-cores`)
     seconds: float
     throughput_rps: float
     p50_ms: float
@@ -132,7 +131,7 @@ def _rss_mib(pid: int) -> float:
 
 @contextlib.contextmanager
 def running_server(
-    db: str, *, future: str, engines: int, workers: int = 1, pinned: bool = False
+    db: str, *, future: str, engines: int, workers: int = 1
 ) -> Iterator[tuple[str, int]]:
     """``foretab serve`` on a free loopback port, every worker warm: yields (base URL, pid)."""
     from foretab.extras import require
@@ -147,7 +146,6 @@ def running_server(
     with tempfile.TemporaryFile("w+") as log:
         command = [sys.executable, "-m", "foretab", "serve", "--db", db, "--port", str(port)]
         command += ["--future", future, "--engines", str(engines), "--workers", str(workers)]
-        command += ["--pin-cores"] if pinned else []
         process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
         try:
@@ -229,7 +227,6 @@ def run_load(
     future: str = "model",
     warmup: int = 20,
     workers: int = 1,
-    pinned: bool = False,
 ) -> LoadReport:
     """Serve ``db``, warm it with the first ``warmup`` questions, then time the rest.
 
@@ -239,8 +236,7 @@ def run_load(
     if not timed:
         raise ForetabError("no questions to send past the warm-up; is the store empty?")
     load_before = os.getloadavg()[0]
-    serving = running_server(db, future=future, engines=engines, workers=workers, pinned=pinned)
-    with serving as (url, pid):
+    with running_server(db, future=future, engines=engines, workers=workers) as (url, pid):
         rss_start = _rss_mib(pid)
         if warmup:
             asyncio.run(_load(url, list(questions[:warmup]), min(concurrency, engines * workers)))
@@ -268,7 +264,6 @@ def run_load(
         engines=engines,
         future=future,
         workers=workers,
-        pinned=pinned,
         seconds=round(seconds, 3),
         throughput_rps=round(len(latencies) / seconds, 1),
         p50_ms=round(_percentile(latencies, 50), 2),
@@ -371,12 +366,8 @@ def compare(
     future: str,
     workers: int,
     warmup: int = 20,
-    pinned: bool = False,
 ) -> ServeComparison:
-    """``run_load`` with 1 worker, then with ``workers``; no question is sent twice.
-
-    ``pinned``: the run with ``workers`` pins each to a core (``foretab serve --pin-cores``).
-    """
+    """``run_load`` with 1 worker, then with ``workers``; no question is sent twice."""
     counts = [1] if workers <= 1 else [1, workers]
     needed = len(counts) * (requests + warmup)
     if len(mix.items) < needed:
@@ -398,7 +389,6 @@ def compare(
                 future=future,
                 warmup=warmup,
                 workers=n,
-                pinned=pinned and n > 1,
             )
         )
     return ServeComparison(

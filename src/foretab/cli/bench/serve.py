@@ -35,14 +35,6 @@ def serve_load(
             show_default=False,
         ),
     ] = None,
-    pin_cores: Annotated[
-        bool,
-        typer.Option(
-            "--pin-cores/--no-pin-cores",
-            help="The second run's server pins each worker to a core (`foretab serve "
-            "--pin-cores`).",
-        ),
-    ] = False,
     future: Annotated[str, typer.Option(help="The server's --future: model, oracle or none.")] = (
         "model"
     ),
@@ -70,16 +62,11 @@ def serve_load(
     require("uvicorn", "serve")
     require("fastapi", "serve")
     from foretab.bench.perf.serve_load import LoadReport, compare, load_questions, write_json
-    from foretab.affinity import can_pin
     from foretab.web.workers import default_workers
 
     if future not in ("model", "oracle", "none"):
         raise typer.BadParameter("use model, oracle or none", param_hint="--future")
     n_workers = workers if workers is not None else default_workers()
-    if pin_cores and (n_workers < 2 or not can_pin()):
-        raise typer.BadParameter(
-            "pinning needs a second run of 2 workers or more, on Linux", param_hint="--pin-cores"
-        )
     console = Console(stderr=True)
     if not dataset:
         console.print("building the questions from the store (`foretab bench build`) ...")
@@ -93,7 +80,6 @@ def serve_load(
         future=future,
         workers=n_workers,
         warmup=warmup,
-        pinned=pin_cores,
     )
     first = result.runs[0]
     table = Table(
@@ -103,10 +89,7 @@ def serve_load(
     )
     table.add_column("measure")
     for run in result.runs:
-        pinned = ", pinned" if run.pinned else ""
-        table.add_column(
-            f"{run.workers} worker{'s' if run.workers > 1 else ''}{pinned}", justify="right"
-        )
+        table.add_column(f"{run.workers} worker{'s' if run.workers > 1 else ''}", justify="right")
 
     def row(name: str, show: Callable[[LoadReport], str]) -> None:
         table.add_row(name, *(show(r) for r in result.runs))
