@@ -112,7 +112,8 @@ def _cpu_seconds(pids: Sequence[int]) -> float:
     total = 0
     for pid in pids:
         with contextlib.suppress(OSError):
-            # after the command's closing parenthesis: utime and stime are fields 12 and 13
+            # proc(5) fields 14 and 15 (utime, stime), counted from the state (field 3), the
+            # first after the command's closing parenthesis (a command may hold spaces)
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             total += int(fields[11]) + int(fields[12])
     return total / tick
