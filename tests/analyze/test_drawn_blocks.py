@@ -14,13 +14,13 @@ import pytest
 from scipy.special import ndtr
 
 from foretab.analyze import scenarios
+from foretab.analyze.draw_positions import evenly_spaced as _evenly_spaced
+from foretab.analyze.draw_positions import group_codes_of as _group_codes
+from foretab.analyze.draw_positions import outer_places as _outer_places
 from foretab.analyze.scenarios import (
     Copula,
     WindowTable,
-    _evenly_spaced,
-    _group_codes,
     _hold,
-    _outer_places,
     copula,
     using,
 )

@@ -52,6 +52,7 @@ from itertools import pairwise
 
 import numpy as np
 
+from foretab.analyze.draw_positions import POSITIONS, DrawShape, read_at
 from foretab.core.months import Month
 from foretab.core.plan import Aggregate, EntityRef, Plan
 from foretab.core.series import Forecast, History
@@ -475,159 +476,30 @@ def draw_place_means(
 def _drawn(
     table: WindowTable, n: int, groups: Sequence[object] | None, seed: int
 ) -> Iterator[tuple[int, np.ndarray]]:
-    """``(first entity, [n, chunk, months] values)`` chunk by chunk, in entity order."""
-    from scipy.special import ndtr  # LightGBM's own dependency
+    """``(first entity, [n, chunk, months] values)`` chunk by chunk, in entity order.
 
-    dependence = copula()
-    rho = dependence.months
-    # A group's shock is part of each entity's persistent error, never more than all of it.
-    shared = min(dependence.shared, rho) if groups is not None else 0.0
-    outer = min(dependence.outer, rho - shared) if groups is not None else 0.0
-    rng = np.random.default_rng(seed)
+    The draws' positions on the quantile grid depend on the table's shape only and are
+    kept per shape (``foretab.analyze.draw_positions``); the values are read afresh.
+    """
+    shape = DrawShape.of(
+        n=n,
+        seed=seed,
+        copula=copula(),
+        values_shape=table.values.shape,
+        levels=table.levels,
+        groups=groups,
+        horizon=table.horizon,
+        chunk_cells=CHUNK_CELLS,
+        block_cells=DRAW_BLOCK_CELLS,
+    )
     # Its own stream: tables without held values draw exactly what they drew before.
     hold_rng = None if table.held is None else np.random.default_rng(seed + 2)
-    n_entities, n_months, n_levels = table.values.shape
-    codes = _group_codes(groups, n_entities) if shared > 0 else None
-    group_shock = None if codes is None else rng.standard_normal((n, int(codes.max()) + 1))
-    # Drawn after the group shocks: scenarios without an outer shock are unchanged.
-    places = _group_codes(_outer_places(groups), n_entities) if outer > 0 else None
-    outer_shock = None if places is None else rng.standard_normal((n, int(places.max()) + 1))
-    # The fleeting part of the shocks: a shock per place and month, drawn after the lasting
-    # ones (without it the scenarios are unchanged). It replaces month noise, so it never
-    # exceeds it (comonotone months: the shocks last).
-    passing = min(dependence.fleeting * (shared + outer), 1 - rho)
-    fleeting = passing / (shared + outer) if passing > 0 else 0.0
-    group_month = outer_month = None
-    if fleeting > 0 and group_shock is not None:
-        group_month = rng.standard_normal((*group_shock.shape, n_months))
-    if fleeting > 0 and outer_shock is not None:
-        outer_month = rng.standard_normal((*outer_shock.shape, n_months))
-    lasting = 1 - fleeting
-    # The growing part: a random walk per place over the window's months after R, drawn
-    # after everything above (without it the scenarios are unchanged).
-    walk = _walk_variance(table.horizon, dependence.growth * (shared + outer), 1 - rho - passing)
-    group_walk = outer_walk = None
-    if walk is not None and group_shock is not None:
-        group_walk = _walk(rng, group_shock.shape, walk * shared / (shared + outer))
-    if walk is not None and outer_shock is not None:
-        outer_walk = _walk(rng, outer_shock.shape, walk * outer / (shared + outer))
-    # The shifting part: a share of the group shock's variance passes, month by month, to
-    # a random walk per outer place, drawn after everything above (without it the
-    # scenarios are unchanged).
-    moved = (
-        None
-        if group_shock is None
-        else _walk_variance(table.horizon, dependence.shift * shared, shared)
-    )
-    passed_codes = passed_walk = None
-    if moved is not None:
-        passed_codes = _group_codes(_outer_places(groups), n_entities) if places is None else places
-        passed_walk = _walk(rng, (n, int(passed_codes.max()) + 1), moved)
-    # The group shock's scales: per month once part of it has passed to the outer place.
-    group_lasting: float | np.ndarray = np.sqrt(lasting * shared)
-    group_passing: float | np.ndarray = np.sqrt(fleeting * shared)
-    if moved is not None:
-        left = np.sqrt(1 - moved / shared)  # [months]: the share of the group shock kept
-        group_lasting = group_lasting * left
-        group_passing = group_passing * left
-    chunk = max(1, CHUNK_CELLS // max(1, n * n_months))
-    levels = table.levels
-    step = np.diff(levels)
-    even = _evenly_spaced(levels.tobytes())  # the store's 1%..99% grid: no search needed
-    index_of_level = np.arange(n_levels, dtype=float)
-    own = np.sqrt(max(rho - shared - outer + passing, 0.0))
-    month_noise: float | np.ndarray = np.sqrt(max(1 - rho - passing, 0.0))
-    if walk is not None:  # per month: the walk takes its variance from the month noise
-        month_noise = np.sqrt(np.maximum(1 - rho - passing - walk, 0.0))
-    for start in range(0, n_entities, chunk):
-        stop = min(n_entities, start + chunk)
-        size = stop - start
-        # The chunk's normals in the order they were always drawn; the rest is per cell,
-        # so it runs block by block of scenarios (a block's arrays stay in the cache), in
-        # place, each cell computed by the same operations as before (bit for bit).
-        lasting_z = rng.standard_normal((n, size, 1))
-        z = rng.standard_normal((n, size, n_months))
-        g_codes = None if group_shock is None or codes is None else codes[start:stop]
-        o_codes = None if outer_shock is None or places is None else places[start:stop]
-        w_codes = None if passed_codes is None else passed_codes[start:stop]
-        # Flat indices into this chunk's [entities, months, levels] values.
-        cell = (np.arange(size)[:, None] * n_months + np.arange(n_months)[None, :]) * n_levels
-        flat = table.values[start:stop].reshape(-1)
-        above = flat[1:]  # above[i] is flat[i + 1]
-        block = max(1, DRAW_BLOCK_CELLS // max(1, size * n_months))
-        for lo in range(0, n, block):
-            hi = min(n, lo + block)
-            zb = z[lo:hi]
-            zb *= month_noise
-            zb += own * lasting_z[lo:hi]
-            if group_shock is not None and g_codes is not None:
-                zb += group_lasting * group_shock[lo:hi, g_codes, None]
-                if group_month is not None:
-                    zb += group_passing * group_month[lo:hi, g_codes]
-                if group_walk is not None:
-                    zb += group_walk[lo:hi, g_codes]
-            if outer_shock is not None and o_codes is not None:
-                zb += np.sqrt(lasting * outer) * outer_shock[lo:hi, o_codes, None]
-                if outer_month is not None:
-                    zb += np.sqrt(fleeting * outer) * outer_month[lo:hi, o_codes]
-                if outer_walk is not None:
-                    zb += outer_walk[lo:hi, o_codes]
-            if passed_walk is not None and w_codes is not None:
-                zb += passed_walk[lo:hi, w_codes]
-            # Draws interpolate each quantile function at its level (never beyond its
-            # ends): the position on the one shared grid first, then between the two
-            # neighbouring quantiles of each (entity, month) cell.
-            ndtr(zb, out=zb)
-            if even:
-                zb -= levels[0]
-                zb /= step[0]
-                pos = np.clip(zb, 0.0, n_levels - 1.0, out=zb)
-            else:
-                pos = np.interp(zb, levels, index_of_level)
-            lower = pos.astype(np.intp)
-            np.minimum(lower, n_levels - 2, out=lower)
-            pos -= lower  # the fraction between the two quantiles
-            lower += cell[None]
-            low = np.take(flat, lower)
-            high = np.take(above, lower)
-            high -= low
-            high *= pos
-            low += high
-            z[lo:hi] = low
-        drawn = z
+    for chunk in POSITIONS.positions(shape, groups):
+        start, stop = chunk.start, chunk.stop
+        drawn = read_at(table.values[start:stop], chunk, DRAW_BLOCK_CELLS)
         if hold_rng is not None and table.current is not None:
             _hold(drawn, table, start, stop, hold_rng)
         yield start, drawn
-
-
-def _walk_variance(horizon: np.ndarray | None, per_month: float, room: float) -> np.ndarray | None:
-    """``[months]``: the walk's variance at each window month; None when nothing grows.
-
-    ``per_month`` of variance per month after R, never more than ``room`` (the month
-    noise): a walk that has taken all of it stops growing. Months up to R: 0.
-    """
-    if horizon is None or per_month <= 0 or room <= 0 or not (horizon > 0).any():
-        return None
-    return np.minimum(per_month * np.clip(horizon, 0, None), room).astype(float)
-
-
-def _walk(rng: np.random.Generator, shape: tuple[int, ...], variance: np.ndarray) -> np.ndarray:
-    """``[*shape, months]``: a random walk per place with ``variance`` at each month.
-
-    Steps between the distinct horizons in increasing order, so two months share the
-    walk up to the earlier one: ``cov = variance[earlier]``.
-    """
-    steps_at = np.unique(variance)
-    gaps = np.diff(steps_at, prepend=0.0)
-    walked = np.cumsum(rng.standard_normal((*shape, steps_at.size)) * np.sqrt(gaps), axis=-1)
-    return walked[..., np.searchsorted(steps_at, variance)]
-
-
-@lru_cache(maxsize=16)
-def _evenly_spaced(levels: bytes) -> bool:
-    """True when the grid's steps are equal (``np.allclose``); one grid serves a store."""
-    step = np.diff(np.frombuffer(levels))
-    return bool(np.allclose(step, step[0]))
 
 
 def _hold(
@@ -654,20 +526,6 @@ def groups_of(refs: Sequence[EntityRef]) -> list[object] | None:
     if chosen.shared <= 0 and chosen.outer <= 0:
         return None
     return [(ref.outer, ref.inner) if ref.outer or ref.inner else ref for ref in refs]
-
-
-def _outer_places(groups: Sequence[object] | None) -> list[object] | None:
-    """Each group's outer place: the first name of an ``(outer, inner)`` group, else itself."""
-    if groups is None:
-        return None
-    return [g[0] if isinstance(g, tuple) and len(g) == 2 else g for g in groups]
-
-
-def _group_codes(groups: Sequence[object] | None, n: int) -> np.ndarray:
-    if groups is None:
-        return np.arange(n)
-    seen: dict[object, int] = {}
-    return np.asarray([seen.setdefault(g, len(seen)) for g in groups])
 
 
 def interval(draws: np.ndarray, level: float) -> tuple[float, float]:
