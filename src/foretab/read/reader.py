@@ -53,21 +53,27 @@ def rows_to_history(
             f"{', '.join(required)} (and {cols.outer}, {cols.inner} to tell places apart)"
         )
     at = {name: columns.index(name) for name in columns}
+    i_entity, i_month, i_value = at[cols.entity], at[cols.month], at[column]
     i_outer, i_inner = at.get(cols.outer), at.get(cols.inner)
     i_units = at.get(cols.summed) if cols.summed else None
-    exact = {(ref.outer, ref.inner, ref.name): ref for ref in entities}
+    series: dict[EntityRef, dict[Month, float]] = {ref: {} for ref in entities}
+    # Each entity's key in the rows, to the entity and its series (a scope read has
+    # thousands of rows: one lookup a row, no entity hashed).
+    exact = (
+        {(ref.outer, ref.inner, ref.name): (ref, series[ref]) for ref in entities}
+        if i_outer is not None and i_inner is not None
+        else None
+    )
     by_name: dict[str, list[EntityRef]] = {}
     for ref in entities:
         by_name.setdefault(ref.name, []).append(ref)
-    series: dict[EntityRef, dict[Month, float]] = {ref: {} for ref in entities}
     units: dict[EntityRef, dict[Month, float]] = {}
     dropped = 0
     months: dict[object, Month] = {}
     for row in result.rows:
-        name = str(row[at[cols.entity]])
-        if i_outer is not None and i_inner is not None:
-            ref = exact.get((row[i_outer], row[i_inner], name))
-            candidates = [ref] if ref is not None else []
+        name = str(row[i_entity])
+        if exact is not None:
+            slot = exact.get((row[i_outer], row[i_inner], name))  # type: ignore[index]
         else:
             candidates = [
                 r
@@ -75,29 +81,31 @@ def rows_to_history(
                 if (i_outer is None or r.outer == row[i_outer])
                 and (i_inner is None or r.inner == row[i_inner])
             ]
-        if not candidates:
+            if len(candidates) > 1:
+                raise QueryError(
+                    f"the history query returned a row for {name!r} without {cols.outer} and "
+                    f"{cols.inner} columns, and the question names several entities of that name"
+                )
+            slot = (candidates[0], series[candidates[0]]) if candidates else None
+        if slot is None:
             if scope:
                 continue
             raise QueryError(
                 f"the history query returned a row for {name!r}, which the question does not "
                 "name; a history query must read only the question's entities"
             )
-        if len(candidates) > 1:
-            raise QueryError(
-                f"the history query returned a row for {name!r} without {cols.outer} and "
-                f"{cols.inner} columns, and the question names several entities of that name"
-            )
-        day = row[at[cols.month]]
+        ref, values = slot
+        day = row[i_month]
         month = months.get(day)
         if month is None:  # a read's rows share a few months: each is made once
             month = months[day] = Month.from_date(day)
         if i_units is not None and row[i_units] is not None:
-            units.setdefault(candidates[0], {})[month] = float(row[i_units])
-        value = row[at[column]]
-        if value is None or not math.isfinite(float(value)):
+            units.setdefault(ref, {})[month] = float(row[i_units])
+        value = row[i_value]
+        if value is None or not math.isfinite(value := float(value)):
             dropped += 1
             continue
-        series[candidates[0]][month] = float(value)
+        values[month] = value
     return History(series, measure=column, dropped_rows=dropped, units=units)
 
 
