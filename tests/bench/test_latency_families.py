@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from foretab.bench.perf.latency import STAGES, _by_family, _stage_ms, measure
@@ -47,3 +49,38 @@ def test_families_are_grouped_costliest_first_with_their_stage_means() -> None:
 def test_one_family_per_question_or_a_clear_error() -> None:
     with pytest.raises(ValueError, match="2 families for 3 questions"):
         measure("unused.duckdb", ["a", "b", "c"], families=["x", "y"], cold_runs=0)
+
+
+def test_process_cpu_counts_children_and_the_time_they_spent() -> None:
+    import subprocess
+    import sys
+    import time
+
+    from foretab.bench.perf.proc import cpu_seconds, process_tree
+
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+    child = subprocess.Popen([sys.executable, "-c", burn + "time.sleep(30)"])
+    try:
+        deadline = time.monotonic() + 20
+        while cpu_seconds([child.pid]) < 0.25 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert child.pid in process_tree(os.getpid())
+        assert 0.25 <= cpu_seconds([child.pid]) < 5
+        assert cpu_seconds(process_tree(os.getpid())) >= cpu_seconds([child.pid])
+    finally:
+        child.kill()
+        child.wait()
+    assert cpu_seconds([child.pid]) == 0.0  # gone: nothing to read
+
+
+@pytest.mark.slow
+def test_latency_counts_the_engine_and_guard_worker_cpu(mini_duckdb: str) -> None:
+    from foretab.bench.perf.latency import builtin_questions
+
+    report = measure(mini_duckdb, builtin_questions(mini_duckdb, 60), cold_runs=0)
+    assert report.errors < report.questions
+    # Every question reads through the guard's worker process: its CPU is counted apart.
+    assert report.cpu_ms_engine > 0 and report.cpu_ms_guard > 0
+    mean_wall = sum(f.mean_ms * f.questions for f in report.by_family.values()) / 60
+    # Both processes work in turn (the engine waits for its read): no more than the wall.
+    assert report.cpu_ms_per_question < 1.5 * mean_wall + 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 import statistics
 import subprocess
@@ -12,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from foretab.bench.perf.proc import cpu_seconds, process_tree
 from foretab.errors import ForetabError
 from foretab.store import open_history
 from foretab.store.catalog import EntityEntry
@@ -66,6 +68,15 @@ class LatencyReport:
     cold_ask_median_ms: float
     #: per question family (``measure``'s ``families``), costliest first; "all" without them
     by_family: dict[str, FamilyLatency] = field(default_factory=dict)
+    #: CPU (user + system) a warm question, mean over the warm asks: the engine's process
+    #: and its SQL guard's worker processes apart (the engine's includes the progress
+    #: bar's redraws). CPU moves less than wall time when other work shares the cores.
+    cpu_ms_engine: float = 0.0
+    cpu_ms_guard: float = 0.0
+
+    @property
+    def cpu_ms_per_question(self) -> float:
+        return self.cpu_ms_engine + self.cpu_ms_guard
 
 
 def recent_projects(
@@ -125,6 +136,10 @@ def measure(
     times: list[float] = []
     stages: list[dict[str, float]] = []  # per question: ms of each stage its trace shows
     errors = 0
+    # The guard's workers are this process's children (started with the engine); one
+    # replaced mid-run (a statement killed at its deadline) is not counted.
+    guard_workers = process_tree(os.getpid())[1:]
+    engine_cpu, guard_cpu = time.process_time(), cpu_seconds(guard_workers)
     for i, question in enumerate(questions):
         t0 = time.perf_counter()
         answer = None
@@ -136,6 +151,9 @@ def measure(
         stages.append({} if answer is None else _stage_ms(answer.trace.steps))
         if progress:
             progress(i + 1, len(questions))
+    asked = max(1, len(questions))
+    engine_cpu = (time.process_time() - engine_cpu) * 1000 / asked
+    guard_cpu = (cpu_seconds(guard_workers) - guard_cpu) * 1000 / asked
     engine.close()
     cold = (
         [_cold_ask(db, questions[i % len(questions)], future) for i in range(cold_runs)]
@@ -154,6 +172,8 @@ def measure(
         cold_ask_ms=cold,
         cold_ask_median_ms=statistics.median(cold) if cold else 0.0,
         by_family=by_family,
+        cpu_ms_engine=engine_cpu,
+        cpu_ms_guard=guard_cpu,
     )
 
 
@@ -231,7 +251,8 @@ def write_json(report: LatencyReport, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     from foretab.core.schema import dumps_plain
 
-    path.write_text(dumps_plain(asdict(report), indent=2) + "\n")
+    doc = {**asdict(report), "cpu_ms_per_question": report.cpu_ms_per_question}
+    path.write_text(dumps_plain(doc, indent=2) + "\n")
 
 
 def sample_questions(questions: list[str], n: int, seed: int) -> list[str]:

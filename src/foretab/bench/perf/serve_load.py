@@ -29,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from foretab.bench.perf.proc import cpu_seconds, process_tree
 from foretab.errors import ForetabError
 
 #: Hard bound on one run, whatever the request count.
@@ -77,18 +78,6 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _tree(pid: int) -> list[int]:
-    """``pid`` and its descendants (the guard's worker processes are children)."""
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        for task in Path(f"/proc/{current}/task").glob("*/children"):
-            with contextlib.suppress(OSError):
-                todo += [int(c) for c in task.read_text().split()]
-    return found
-
-
 def _spawned(pid: int) -> list[int]:
     """The worker processes of a ``foretab serve --workers N`` supervisor (none for 1)."""
     found = []
@@ -106,23 +95,10 @@ def _worker_rss_mib(pid: int) -> list[float]:
     return [round(_rss_mib(w), 1) for w in (_spawned(pid) or [pid])]
 
 
-def _cpu_seconds(pids: Sequence[int]) -> float:
-    """User + system CPU seconds the processes ``pids`` have used so far (Linux /proc)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            # proc(5) fields 14 and 15 (utime, stime), counted from the state (field 3), the
-            # first after the command's closing parenthesis (a command may hold spaces)
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-    return total / tick
-
-
 def _rss_mib(pid: int) -> float:
     """Resident memory of the server and its worker processes, MiB (Linux /proc)."""
     total = 0
-    for member in _tree(pid):
+    for member in process_tree(pid):
         with contextlib.suppress(OSError):
             for line in Path(f"/proc/{member}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
@@ -242,20 +218,20 @@ def run_load(
         if warmup:
             asyncio.run(_load(url, list(questions[:warmup]), min(concurrency, engines * workers)))
         rss_warm = _rss_mib(pid)
-        members = _tree(pid)  # every process of the server, guard workers included
-        cpu_start = _cpu_seconds(members)
+        members = process_tree(pid)  # every process of the server, guard workers included
+        cpu_start = cpu_seconds(members)
         # Two halves: memory after each shows whether it still grows once warm.
         half = len(timed) // 2
         first = asyncio.run(_load(url, timed[:half], concurrency)) if half else None
         rss_half = _rss_mib(pid)
         second = asyncio.run(_load(url, timed[half:], concurrency))
-        cpu_seconds = _cpu_seconds(members) - cpu_start
+        server_cpu_s = cpu_seconds(members) - cpu_start
         rss_end = _rss_mib(pid)
         per_worker = _worker_rss_mib(pid)
         latencies = (first[0] if first else []) + second[0]
         statuses = (first[1] if first else Counter()) + second[1]
         seconds = (first[2] if first else 0.0) + second[2]
-        processes = len(_tree(pid))
+        processes = len(process_tree(pid))
     busy = statuses.get("503", 0)
     errors = sum(n for s, n in statuses.items() if not s.isdigit() or int(s) >= 500) - busy
     refused = sum(n for s, n in statuses.items() if s.isdigit() and 400 <= int(s) < 500)
@@ -275,7 +251,7 @@ def run_load(
         errors=errors,
         busy=busy,
         refused=refused,
-        cpu_ms_per_request=round(1000 * cpu_seconds / len(latencies), 2),
+        cpu_ms_per_request=round(1000 * server_cpu_s / len(latencies), 2),
         rss_start_mib=round(rss_start, 1),
         rss_warm_mib=round(rss_warm, 1),
         rss_half_mib=round(rss_half, 1),

@@ -75,6 +75,10 @@ def latency(
     table.add_row("warm Engine.ask p50", f"{report.warm_p50_ms:.2f}")
     table.add_row("warm Engine.ask p95", f"{report.warm_p95_ms:.2f}")
     table.add_row("warm Engine.ask max", f"{report.warm_max_ms:.2f}")
+    table.add_row(
+        "CPU a warm question: engine + SQL guard worker",
+        f"{report.cpu_ms_engine:.2f} + {report.cpu_ms_guard:.2f}",
+    )
     table.add_row("Engine start (+ first ask)", f"{report.engine_start_ms:.0f}")
     table.add_row("cold `foretab ask` (median)", f"{report.cold_ask_median_ms:.0f}")
     Console().print(table)
