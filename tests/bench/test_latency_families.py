@@ -58,14 +58,14 @@ def test_process_cpu_counts_children_and_the_time_they_spent() -> None:
 
     from foretab.bench.perf.proc import cpu_seconds, process_tree
 
-    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.15: pass\n"
     child = subprocess.Popen([sys.executable, "-c", burn + "time.sleep(30)"])
     try:
         deadline = time.monotonic() + 20
-        while cpu_seconds([child.pid]) < 0.25 and time.monotonic() < deadline:
+        while cpu_seconds([child.pid]) < 0.12 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert child.pid in process_tree(os.getpid())
-        assert 0.25 <= cpu_seconds([child.pid]) < 5
+        assert 0.12 <= cpu_seconds([child.pid]) < 5
         assert cpu_seconds(process_tree(os.getpid())) >= cpu_seconds([child.pid])
     finally:
         child.kill()
