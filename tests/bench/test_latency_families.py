@@ -32,12 +32,14 @@ def test_families_are_grouped_costliest_first_with_their_stage_means() -> None:
         {"plan": 1.0, "retrieve": 0.0, "read": 0.5, "forecast": 0.0, "analyze": 0.0},
         {},  # refused: timed, no trace
     ]
-    out = _by_family(times, stages, ["scope", "scope", "history", "history"])
+    cpu = [9.0, 29.0, 2.0, 1.0]
+    out = _by_family(times, stages, ["scope", "scope", "history", "history"], cpu)
     assert list(out) == ["scope", "history"]  # 40 ms before 6 ms
     scope, history = out["scope"], out["history"]
     assert scope.questions == 2 and history.questions == 2
     assert scope.share == pytest.approx(40 / 46) and history.share == pytest.approx(6 / 46)
     assert scope.mean_ms == pytest.approx(20.0)
+    assert scope.cpu_ms == pytest.approx(19.0) and history.cpu_ms == pytest.approx(1.5)
     assert scope.stages_ms["analyze"] == pytest.approx(11.0)
     assert scope.stages_ms["other"] == pytest.approx(20.0 - (2.0 + 6.0 + 11.0))
     # the refused question counts in the percentiles, not in the stage means
@@ -56,7 +58,7 @@ def test_process_cpu_counts_children_and_the_time_they_spent() -> None:
     import sys
     import time
 
-    from foretab.bench.perf.proc import cpu_seconds, process_tree
+    from foretab.bench.perf.proc import cpu_seconds, process_tree, run_ns
 
     burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.15: pass\n"
     child = subprocess.Popen([sys.executable, "-c", burn + "time.sleep(30)"])
@@ -66,11 +68,12 @@ def test_process_cpu_counts_children_and_the_time_they_spent() -> None:
             time.sleep(0.05)
         assert child.pid in process_tree(os.getpid())
         assert 0.12 <= cpu_seconds([child.pid]) < 5
+        assert 0.12e9 <= run_ns([child.pid]) < 5e9  # the same time, in nanoseconds
         assert cpu_seconds(process_tree(os.getpid())) >= cpu_seconds([child.pid])
     finally:
         child.kill()
         child.wait()
-    assert cpu_seconds([child.pid]) == 0.0  # gone: nothing to read
+    assert cpu_seconds([child.pid]) == 0.0 and run_ns([child.pid]) == 0  # gone
 
 
 @pytest.mark.slow
@@ -81,6 +84,7 @@ def test_latency_counts_the_engine_and_guard_worker_cpu(mini_duckdb: str) -> Non
     assert report.errors < report.questions
     # Every question reads through the guard's worker process: its CPU is counted apart.
     assert report.cpu_ms_engine > 0 and report.cpu_ms_guard > 0
-    mean_wall = sum(f.mean_ms * f.questions for f in report.by_family.values()) / 60
+    (family,) = report.by_family.values()
     # Both processes work in turn (the engine waits for its read): no more than the wall.
-    assert report.cpu_ms_per_question < 1.5 * mean_wall + 1
+    assert report.cpu_ms_per_question < 1.5 * family.mean_ms + 1
+    assert family.cpu_ms == pytest.approx(report.cpu_ms_per_question)

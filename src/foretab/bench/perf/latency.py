@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from foretab.bench.perf.proc import cpu_seconds, process_tree
+from foretab.bench.perf.proc import process_tree, run_ns
 from foretab.errors import ForetabError
 from foretab.store import open_history
 from foretab.store.catalog import EntityEntry
@@ -43,7 +43,8 @@ class FamilyLatency:
 
     ``stages_ms``: the mean per question of each stage's time in the answer's trace, and
     ``other`` (the rest of the ask); refused questions count in the percentiles only.
-    ``share``: the family's part of all the warm asks' time.
+    ``share``: the family's part of all the warm asks' time. ``cpu_ms``: the mean CPU a
+    question, the engine's process and its SQL guard's workers together (refused ones too).
     """
 
     questions: int
@@ -52,6 +53,7 @@ class FamilyLatency:
     mean_ms: float
     share: float
     stages_ms: dict[str, float]
+    cpu_ms: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +70,9 @@ class LatencyReport:
     cold_ask_median_ms: float
     #: per question family (``measure``'s ``families``), costliest first; "all" without them
     by_family: dict[str, FamilyLatency] = field(default_factory=dict)
-    #: CPU (user + system) a warm question, mean over the warm asks: the engine's process
-    #: and its SQL guard's worker processes apart (the engine's includes the progress
-    #: bar's redraws). CPU moves less than wall time when other work shares the cores.
+    #: CPU a warm question, mean over the warm asks: the engine's process (user + system)
+    #: and its SQL guard's worker processes (their threads' run time) apart. CPU moves
+    #: less than wall time when other work shares the cores.
     cpu_ms_engine: float = 0.0
     cpu_ms_guard: float = 0.0
 
@@ -139,28 +141,30 @@ def measure(
     # The guard's workers are this process's children (started with the engine); one
     # replaced mid-run (a statement killed at its deadline) is not counted.
     guard_workers = process_tree(os.getpid())[1:]
-    engine_cpu, guard_cpu = time.process_time(), cpu_seconds(guard_workers)
+    engine_cpu: list[float] = []  # per question, ms
+    guard_cpu: list[float] = []
     for i, question in enumerate(questions):
-        t0 = time.perf_counter()
+        guard_before = run_ns(guard_workers)
+        c0, t0 = time.process_time(), time.perf_counter()
         answer = None
         try:
             answer = engine.ask(question)
         except ForetabError:
             errors += 1
         times.append((time.perf_counter() - t0) * 1000)
+        engine_cpu.append((time.process_time() - c0) * 1000)
+        guard_cpu.append(max(0, run_ns(guard_workers) - guard_before) / 1e6)
         stages.append({} if answer is None else _stage_ms(answer.trace.steps))
         if progress:
             progress(i + 1, len(questions))
-    asked = max(1, len(questions))
-    engine_cpu = (time.process_time() - engine_cpu) * 1000 / asked
-    guard_cpu = (cpu_seconds(guard_workers) - guard_cpu) * 1000 / asked
     engine.close()
     cold = (
         [_cold_ask(db, questions[i % len(questions)], future) for i in range(cold_runs)]
         if questions
         else []
     )
-    by_family = _by_family(times, stages, families or ["all"] * len(times))
+    cpu = [e + g for e, g in zip(engine_cpu, guard_cpu, strict=True)]
+    by_family = _by_family(times, stages, families or ["all"] * len(times), cpu)
     times.sort()
     return LatencyReport(
         questions=len(questions),
@@ -172,8 +176,8 @@ def measure(
         cold_ask_ms=cold,
         cold_ask_median_ms=statistics.median(cold) if cold else 0.0,
         by_family=by_family,
-        cpu_ms_engine=engine_cpu,
-        cpu_ms_guard=guard_cpu,
+        cpu_ms_engine=statistics.fmean(engine_cpu) if engine_cpu else 0.0,
+        cpu_ms_guard=statistics.fmean(guard_cpu) if guard_cpu else 0.0,
     )
 
 
@@ -191,9 +195,15 @@ def _stage_ms(steps: Sequence[object]) -> dict[str, float]:
 
 
 def _by_family(
-    times: Sequence[float], stages: Sequence[dict[str, float]], families: Sequence[str]
+    times: Sequence[float],
+    stages: Sequence[dict[str, float]],
+    families: Sequence[str],
+    cpu: Sequence[float] | None = None,
 ) -> dict[str, FamilyLatency]:
-    """Each family's figures, the family taking the most of the total time first."""
+    """Each family's figures, the family taking the most of the total time first.
+
+    ``cpu``: each question's CPU (ms), for the families' means.
+    """
     grouped: dict[str, list[int]] = {}
     for i, family in enumerate(families):
         grouped.setdefault(family, []).append(i)
@@ -215,6 +225,7 @@ def _by_family(
             mean_ms=sum(mine) / len(mine),
             share=sum(mine) / total,
             stages_ms=stage_ms,
+            cpu_ms=sum(cpu[i] for i in rows) / len(rows) if cpu is not None else 0.0,
         )
     return out
 

@@ -88,15 +88,15 @@ def latency(
 
 
 def _family_table(report: LatencyReport) -> Table:
-    """Per family: count, p50 / p95, share of the time, and the mean ms of each stage."""
+    """Per family: count, p50 / p95, share of the time, CPU and the mean ms of each stage."""
     table = Table(
-        title="warm asks by family: ms; the stages are means a question, from the trace",
+        title="warm asks by family: ms; cpu (engine + SQL guard) and stages are means a question",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
         padding=(0, 0, 0, 1),  # one space between columns: it fits 80 columns
     )
     table.add_column("family", no_wrap=True, max_width=16)
-    for name in ("n", "p50", "p95", "%", *SHORT.values()):
+    for name in ("n", "p50", "p95", "%", "cpu", *SHORT.values()):
         table.add_column(name, justify="right", no_wrap=True)
     for family, figures in report.by_family.items():
         table.add_row(
@@ -105,6 +105,7 @@ def _family_table(report: LatencyReport) -> Table:
             f"{figures.p50_ms:.1f}",
             f"{figures.p95_ms:.1f}",
             f"{100 * figures.share:.0f}",
+            f"{figures.cpu_ms:.1f}",
             *(f"{figures.stages_ms[stage]:.1f}" for stage in SHORT),
         )
     return table
