@@ -60,7 +60,7 @@ def _fresh(table: WindowTable, groups: Sequence[object] | None, n: int, seed: in
     return np.concatenate(
         [
             draw_positions.read_at(table.values[c.start : c.stop], c, scenarios.DRAW_BLOCK_CELLS)
-            for c in draw_positions.compute_positions(shape, groups)
+            for c in draw_positions.compute_positions(shape)
         ],
         axis=1,
     )

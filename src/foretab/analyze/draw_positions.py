@@ -128,12 +128,10 @@ class PositionCache:
         self.hits = 0
         self.misses = 0
 
-    def positions(
-        self, shape: DrawShape, groups: Sequence[object] | None
-    ) -> Iterator[ChunkPositions]:
+    def positions(self, shape: DrawShape) -> Iterator[ChunkPositions]:
         """``shape``'s positions chunk by chunk: kept ones, or computed (and kept if small)."""
         if shape.cells > self.max_cells:
-            yield from compute_positions(shape, groups)
+            yield from compute_positions(shape)
             return
         with self._lock:
             kept = self._kept.get(shape)
@@ -141,7 +139,7 @@ class PositionCache:
                 self._kept.move_to_end(shape)
                 self.hits += 1
         if kept is None:
-            kept = tuple(compute_positions(shape, groups))
+            kept = tuple(compute_positions(shape))
             self._keep(shape, kept)
         yield from kept
 
@@ -167,12 +165,11 @@ class PositionCache:
 POSITIONS = PositionCache()
 
 
-def compute_positions(
-    shape: DrawShape, groups: Sequence[object] | None
-) -> Iterator[ChunkPositions]:
+def compute_positions(shape: DrawShape) -> Iterator[ChunkPositions]:
     """``shape``'s positions, chunk by chunk of entities, from its seeded normals.
 
-    ``groups`` are the entities' groups ``shape`` was made from (their codes are in it).
+    Everything it reads is in ``shape`` (the key positions are kept under), the entities'
+    group and outer place codes too.
     The normals are drawn in the order they always were, and each cell is computed by the
     same operations, block by block of scenarios (a block's arrays stay in the cache).
     """
@@ -182,15 +179,16 @@ def compute_positions(
     levels = np.frombuffer(shape.levels)
     n_levels = levels.size
     horizon = None if shape.horizon is None else np.frombuffer(shape.horizon)
+    grouped = shape.groups is not None and shape.places is not None
     rho = dependence.months
     # A group's shock is part of each entity's persistent error, never more than all of it.
-    shared = min(dependence.shared, rho) if groups is not None else 0.0
-    outer = min(dependence.outer, rho - shared) if groups is not None else 0.0
+    shared = min(dependence.shared, rho) if grouped else 0.0
+    outer = min(dependence.outer, rho - shared) if grouped else 0.0
     rng = np.random.default_rng(shape.seed)
-    codes = group_codes_of(groups, n_entities) if shared > 0 else None
+    codes = _codes(shape.groups) if shared > 0 else None
     group_shock = None if codes is None else rng.standard_normal((n, int(codes.max()) + 1))
     # Drawn after the group shocks: scenarios without an outer shock are unchanged.
-    places = group_codes_of(outer_places(groups), n_entities) if outer > 0 else None
+    places = _codes(shape.places) if outer > 0 else None
     outer_shock = None if places is None else rng.standard_normal((n, int(places.max()) + 1))
     # The fleeting part of the shocks: a shock per place and month, drawn after the lasting
     # ones (without it the scenarios are unchanged). It replaces month noise, so it never
@@ -219,9 +217,7 @@ def compute_positions(
     )
     passed_codes = passed_walk = None
     if moved is not None:
-        passed_codes = (
-            group_codes_of(outer_places(groups), n_entities) if places is None else places
-        )
+        passed_codes = _codes(shape.places) if places is None else places
         passed_walk = _walk(rng, (n, int(passed_codes.max()) + 1), moved)
     # The group shock's scales: per month once part of it has passed to the outer place.
     group_lasting: float | np.ndarray = np.sqrt(lasting * shared)
@@ -355,6 +351,12 @@ def outer_places(groups: Sequence[object] | None) -> list[object] | None:
 def group_codes_of(groups: Sequence[object] | None, n: int) -> np.ndarray:
     """Each entity's group as a code 0, 1, ... in order of first appearance."""
     if groups is None:
-        return np.arange(n)
+        return np.arange(n, dtype=np.intp)
     seen: dict[object, int] = {}
-    return np.asarray([seen.setdefault(g, len(seen)) for g in groups])
+    return np.asarray([seen.setdefault(g, len(seen)) for g in groups], dtype=np.intp)
+
+
+def _codes(packed: bytes | None) -> np.ndarray:
+    """A shape's group or place codes (``group_codes_of``, as ``DrawShape`` holds them)."""
+    assert packed is not None  # drawn with shocks only when the entities have groups
+    return np.frombuffer(packed, dtype=np.intp)

@@ -494,7 +494,7 @@ def _drawn(
     )
     # Its own stream: tables without held values draw exactly what they drew before.
     hold_rng = None if table.held is None else np.random.default_rng(seed + 2)
-    for chunk in POSITIONS.positions(shape, groups):
+    for chunk in POSITIONS.positions(shape):
         start, stop = chunk.start, chunk.stop
         drawn = read_at(table.values[start:stop], chunk, DRAW_BLOCK_CELLS)
         if hold_rng is not None and table.current is not None:

@@ -64,8 +64,8 @@ def rows_to_history(
         if i_outer is not None and i_inner is not None
         else None
     )
-    by_name: dict[str, list[EntityRef]] = {}
-    for ref in entities:
+    by_name: dict[str, list[EntityRef]] = {}  # without the place columns: by name alone
+    for ref in entities if exact is None else ():
         by_name.setdefault(ref.name, []).append(ref)
     units: dict[EntityRef, dict[Month, float]] = {}
     dropped = 0
