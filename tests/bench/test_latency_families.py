@@ -76,6 +76,15 @@ def test_process_cpu_counts_children_and_the_time_they_spent() -> None:
     assert cpu_seconds([child.pid]) == 0.0 and run_ns([child.pid]) == 0  # gone
 
 
+def test_the_host_loop_takes_cpu_time_in_proportion_to_its_additions() -> None:
+    from foretab.bench.perf.host import LOOP_ADDITIONS, loop_seconds
+
+    assert LOOP_ADDITIONS == 10_000_000  # the docs' "10M-addition loop"
+    short, long = loop_seconds(100_000), loop_seconds(1_000_000)
+    # ten times the additions: clearly more CPU (not exactly ten times on a shared host)
+    assert short > 0 and 3 * short < long < 60
+
+
 @pytest.mark.slow
 def test_latency_counts_the_engine_and_guard_worker_cpu(mini_duckdb: str) -> None:
     from foretab.bench.perf.latency import builtin_questions
@@ -88,3 +97,4 @@ def test_latency_counts_the_engine_and_guard_worker_cpu(mini_duckdb: str) -> Non
     # Both processes work in turn (the engine waits for its read): no more than the wall.
     assert report.cpu_ms_per_question < 1.5 * family.mean_ms + 1
     assert family.cpu_ms == pytest.approx(report.cpu_ms_per_question)
+    assert all(0 < s < 60 for s in report.host_loop_s)  # the host's speed, before and after

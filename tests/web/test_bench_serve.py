@@ -77,6 +77,8 @@ def test_load_run_reports_statuses_latency_and_memory(mini_duckdb: str) -> None:
     assert 0.1 < report.cpu_ms_per_request <= every_core_ms / report.requests
     assert report.rss_start_mib > 10 and report.rss_end_mib > 10
     assert len(report.rss_per_worker_mib) == 1 and report.workers == 1
+    # the host's speed, timed in the load generator before and after the requests
+    assert all(0 < s < 60 for s in report.host_loop_s) and len(report.host_loop_s) == 2
 
 
 @pytest.mark.slow

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from foretab.bench.perf.host import loop_seconds
 from foretab.bench.perf.proc import process_tree, run_ns
 from foretab.errors import ForetabError
 from foretab.store import open_history
@@ -75,6 +76,9 @@ class LatencyReport:
     #: less than wall time when other work shares the cores.
     cpu_ms_engine: float = 0.0
     cpu_ms_guard: float = 0.0
+    #: The host's speed before and after the warm asks: CPU seconds of the 10M-addition
+    #: loop (``foretab.bench.perf.host``); the same code's figures move with it.
+    host_loop_s: tuple[float, float] = (0.0, 0.0)
 
     @property
     def cpu_ms_per_question(self) -> float:
@@ -143,6 +147,7 @@ def measure(
     guard_workers = process_tree(os.getpid())[1:]
     engine_cpu: list[float] = []  # per question, ms
     guard_cpu: list[float] = []
+    host_before = loop_seconds()
     for i, question in enumerate(questions):
         guard_before = run_ns(guard_workers)
         c0, t0 = time.process_time(), time.perf_counter()
@@ -157,6 +162,7 @@ def measure(
         stages.append({} if answer is None else _stage_ms(answer.trace.steps))
         if progress:
             progress(i + 1, len(questions))
+    host_after = loop_seconds()
     engine.close()
     cold = (
         [_cold_ask(db, questions[i % len(questions)], future) for i in range(cold_runs)]
@@ -178,6 +184,7 @@ def measure(
         by_family=by_family,
         cpu_ms_engine=statistics.fmean(engine_cpu) if engine_cpu else 0.0,
         cpu_ms_guard=statistics.fmean(guard_cpu) if guard_cpu else 0.0,
+        host_loop_s=(host_before, host_after),
     )
 
 

@@ -29,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from foretab.bench.perf.host import loop_seconds
 from foretab.bench.perf.proc import cpu_seconds, process_tree
 from foretab.errors import ForetabError
 
@@ -70,6 +71,10 @@ class LoadReport:
     # measure the contention, not the server.
     load_before: float
     load_after: float
+    # The host's speed before and after the timed requests (the server warm and idle):
+    # CPU seconds of the 10M-addition loop (``foretab.bench.perf.host``); on a shared host
+    # the same server's figures move with it.
+    host_loop_s: tuple[float, float]
 
 
 def _free_port() -> int:
@@ -218,6 +223,7 @@ def run_load(
         if warmup:
             asyncio.run(_load(url, list(questions[:warmup]), min(concurrency, engines * workers)))
         rss_warm = _rss_mib(pid)
+        host_before = loop_seconds()
         members = process_tree(pid)  # every process of the server, guard workers included
         cpu_start = cpu_seconds(members)
         # Two halves: memory after each shows whether it still grows once warm.
@@ -232,6 +238,7 @@ def run_load(
         statuses = (first[1] if first else Counter()) + second[1]
         seconds = (first[2] if first else 0.0) + second[2]
         processes = len(process_tree(pid))
+        host_after = loop_seconds()
     busy = statuses.get("503", 0)
     errors = sum(n for s, n in statuses.items() if not s.isdigit() or int(s) >= 500) - busy
     refused = sum(n for s, n in statuses.items() if s.isdigit() and 400 <= int(s) < 500)
@@ -260,6 +267,7 @@ def run_load(
         processes=processes,
         load_before=round(load_before, 2),
         load_after=round(os.getloadavg()[0], 2),
+        host_loop_s=(round(host_before, 3), round(host_after, 3)),
     )
 
 

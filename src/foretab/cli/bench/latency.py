@@ -80,6 +80,11 @@ def latency(
         f"{report.cpu_ms_engine:.2f} + {report.cpu_ms_guard:.2f}",
     )
     table.add_row("Engine start (+ first ask)", f"{report.engine_start_ms:.0f}")
+    before, after = report.host_loop_s
+    # The host's speed at the time: the same code's figures move with it.
+    table.add_row(
+        "host: 10M-addition loop, before / after", f"{before * 1000:.0f} / {after * 1000:.0f}"
+    )
     table.add_row("cold `foretab ask` (median)", f"{report.cold_ask_median_ms:.0f}")
     Console().print(table)
     Console().print(_family_table(report))

@@ -111,6 +111,11 @@ def serve_load(
         lambda r: f"{r.rss_start_mib:.0f} / {r.rss_warm_mib:.0f} / {r.rss_end_mib:.0f}",
     )
     row("load average before / after", lambda r: f"{r.load_before} / {r.load_after}")
+    # The host's speed at the time (CPU ms of a fixed loop): the same server's figures move with it.
+    row(
+        "host: 10M-addition loop, before / after (ms)",
+        lambda r: " / ".join(f"{s * 1000:.0f}" for s in r.host_loop_s),
+    )
     Console().print(table)
     Console().print(
         "questions: " + ", ".join(f"{k} {v}" for k, v in result.families.items()),
