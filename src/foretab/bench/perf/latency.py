@@ -54,7 +54,7 @@ class FamilyLatency:
     mean_ms: float
     share: float
     stages_ms: dict[str, float]
-    cpu_ms: float = 0.0
+    cpu_ms: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +205,7 @@ def _by_family(
     times: Sequence[float],
     stages: Sequence[dict[str, float]],
     families: Sequence[str],
-    cpu: Sequence[float] | None = None,
+    cpu: Sequence[float],
 ) -> dict[str, FamilyLatency]:
     """Each family's figures, the family taking the most of the total time first.
 
@@ -232,7 +232,7 @@ def _by_family(
             mean_ms=sum(mine) / len(mine),
             share=sum(mine) / total,
             stages_ms=stage_ms,
-            cpu_ms=sum(cpu[i] for i in rows) / len(rows) if cpu is not None else 0.0,
+            cpu_ms=sum(cpu[i] for i in rows) / len(rows),
         )
     return out
 
