@@ -12,7 +12,13 @@ import sqlglot
 from qa_reference import index_panel, reference_answer
 
 from conftest import REFERENCE, BenchStore
-from foretab.bench.qa.build import SPLITS, BenchBuildError, BuildConfig, build_dataset
+from foretab.bench.qa.build import (
+    BUILD_THREADS,
+    SPLITS,
+    BenchBuildError,
+    BuildConfig,
+    build_dataset,
+)
 from foretab.bench.qa.templates import TEMPLATES, TEMPLATES_BY_ID
 from foretab.core.months import Month
 from foretab.core.plan import Metric, Task
@@ -115,9 +121,11 @@ def test_gold_sql_agrees_with_python_recomputation(bench_store: BenchStore) -> N
 def test_gold_sql_runs_on_the_stores(bench_store: BenchStore, tmp_path: Path) -> None:
     history_file = bench_store.db
     future_file = bench_store.db.replace(".duckdb", ".future.duckdb")
-    hist = duckdb.connect(history_file, read_only=True)
-    fut = duckdb.connect(future_file, read_only=True)
-    both = duckdb.connect()
+    # One thread each, as the builder's own connection: the statements are small.
+    one = {"threads": BUILD_THREADS}
+    hist = duckdb.connect(history_file, read_only=True, config=one)
+    fut = duckdb.connect(future_file, read_only=True, config=one)
+    both = duckdb.connect(config=one)
     both.execute(f"ATTACH '{history_file}' AS history (READ_ONLY)")
     both.execute(f"ATTACH '{future_file}' AS future (READ_ONLY)")
     try:

@@ -48,6 +48,8 @@ from foretab.store.naming import CATALOG_TABLE, META_TABLE, SCHEMA_KEY
 
 SPLITS = ("train", "val", "test")
 HISTORY_WINDOW = 24
+#: DuckDB threads of the builder's connection (its gold statements are small).
+BUILD_THREADS = 1
 # Past expressions that do not read well in a past-tense question ("What was ... now?").
 _PRESENT_ONLY = frozenset({"now", "currently"})
 
@@ -164,7 +166,10 @@ def build_dataset(
                 f"Store file {path} not found. Create the stores with "
                 "`foretab ingest PATH --db DB --reference-month YYYY-MM`."
             )
-    raw = duckdb.connect()
+    # One thread: the builder runs tens of thousands of small gold statements, for which
+    # DuckDB's second thread costs more in hand-offs than it saves (the real corpus's
+    # build: 13-18% less CPU, docs/benchmarks/qa.md).
+    raw = duckdb.connect(config={"threads": BUILD_THREADS})
     try:
         raw.execute(f"ATTACH {lit(location.history)} AS history (READ_ONLY)")
         raw.execute(f"ATTACH {lit(location.future)} AS future (READ_ONLY)")
