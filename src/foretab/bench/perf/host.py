@@ -31,3 +31,9 @@ def loop_seconds(additions: int | None = None) -> float:
     started = time.process_time()
     exec(code, namespace)  # our own constant loop: no outside text runs here
     return time.process_time() - started
+
+
+def loop_ms_text(before_after: tuple[float, float]) -> str:
+    """``before / after`` in milliseconds: the row the benchmark commands print."""
+    before, after = before_after
+    return f"{before * 1000:.0f} / {after * 1000:.0f}"

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from foretab.bench.perf.host import loop_seconds
@@ -70,15 +70,15 @@ class LatencyReport:
     cold_ask_ms: list[float]
     cold_ask_median_ms: float
     #: per question family (``measure``'s ``families``), costliest first; "all" without them
-    by_family: dict[str, FamilyLatency] = field(default_factory=dict)
+    by_family: dict[str, FamilyLatency]
     #: CPU a warm question, mean over the warm asks: the engine's process (user + system)
     #: and its SQL guard's worker processes (their threads' run time) apart. CPU moves
     #: less than wall time when other work shares the cores.
-    cpu_ms_engine: float = 0.0
-    cpu_ms_guard: float = 0.0
+    cpu_ms_engine: float
+    cpu_ms_guard: float
     #: The host's speed before and after the warm asks: CPU seconds of the 10M-addition
     #: loop (``foretab.bench.perf.host``); the same code's figures move with it.
-    host_loop_s: tuple[float, float] = (0.0, 0.0)
+    host_loop_s: tuple[float, float]
 
     @property
     def cpu_ms_per_question(self) -> float:

@@ -43,6 +43,7 @@ def latency(
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here.")] = None,
 ) -> None:
     """Print warm Engine.ask p50/p95 and cold `foretab ask` wall time (milliseconds)."""
+    from foretab.bench.perf.host import loop_ms_text
     from foretab.bench.perf.latency import (
         builtin_questions,
         measure,
@@ -80,11 +81,8 @@ def latency(
         f"{report.cpu_ms_engine:.2f} + {report.cpu_ms_guard:.2f}",
     )
     table.add_row("Engine start (+ first ask)", f"{report.engine_start_ms:.0f}")
-    before, after = report.host_loop_s
     # The host's speed at the time: the same code's figures move with it.
-    table.add_row(
-        "host: 10M-addition loop, before / after", f"{before * 1000:.0f} / {after * 1000:.0f}"
-    )
+    table.add_row("host: 10M-addition loop, before / after", loop_ms_text(report.host_loop_s))
     table.add_row("cold `foretab ask` (median)", f"{report.cold_ask_median_ms:.0f}")
     Console().print(table)
     Console().print(_family_table(report))

@@ -61,6 +61,7 @@ def serve_load(
 
     require("uvicorn", "serve")
     require("fastapi", "serve")
+    from foretab.bench.perf.host import loop_ms_text
     from foretab.bench.perf.serve_load import LoadReport, compare, load_questions, write_json
     from foretab.web.workers import default_workers
 
@@ -112,10 +113,7 @@ def serve_load(
     )
     row("load average before / after", lambda r: f"{r.load_before} / {r.load_after}")
     # The host's speed at the time (CPU ms of a fixed loop): the same server's figures move with it.
-    row(
-        "host: 10M-addition loop, before / after (ms)",
-        lambda r: " / ".join(f"{s * 1000:.0f}" for s in r.host_loop_s),
-    )
+    row("host: 10M-addition loop, before / after (ms)", lambda r: loop_ms_text(r.host_loop_s))
     Console().print(table)
     Console().print(
         "questions: " + ", ".join(f"{k} {v}" for k, v in result.families.items()),
