@@ -67,6 +67,8 @@ class Worker:
         self._tx = Connection(to_worker_w, readable=False)
         self._rx = Connection(from_worker_r, writable=False)
         self.alive = True
+        with _live_lock:
+            _live.add(self)
 
     def call(self, message: object, deadline_s: float) -> object:
         """Send ``message`` and wait up to ``deadline_s`` for the reply; kill on overrun."""
@@ -105,11 +107,23 @@ class Worker:
         for end in (self._tx, self._rx):
             with contextlib.suppress(OSError):
                 end.close()
+        with _live_lock:  # waited: its Popen may be collected now
+            _live.discard(self)
         return code
 
 
 _idle: list[Worker] = []
 _lock = threading.Lock()
+#: Every worker not killed yet, idle or held by an executor. Kept here so that a running
+#: worker's ``Popen`` is never garbage: an executor dropped in a reference cycle (an
+#: engine's session refers back to the engine) is freed by the cyclic collector, which finalizes
+#: everything the cycle holds in the order of its lists, and a worker reused from the idle
+#: pool is older than its executor. Its ``Popen.__del__`` then ran first and warned that
+#: the subprocess was still running, before the executor's ``__del__`` killed it (one
+#: fast-suite run in eight failed on that warning). Now only the executor is garbage; its
+#: ``__del__`` kills the worker, which leaves this set.
+_live: set[Worker] = set()
+_live_lock = threading.Lock()  # not ``_lock``: ``acquire`` kills workers while holding it
 
 
 def acquire(memory_bytes: int) -> Worker:
@@ -152,7 +166,10 @@ def release(worker: Worker) -> None:
 
 @atexit.register
 def _shutdown() -> None:
+    """Kill every worker still running: the idle ones, and those of executors not closed."""
     with _lock:
-        workers, _idle[:] = list(_idle), []
+        _idle[:] = []
+    with _live_lock:
+        workers = list(_live)
     for worker in workers:
         worker.kill()
