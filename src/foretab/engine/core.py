@@ -13,6 +13,7 @@ is built (``foretab.engine.build``) — ``ask`` itself has no switches::
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -32,7 +33,7 @@ from foretab.core.trace import (
     Trace,
 )
 from foretab.engine.context import StoreContext, StoreSession
-from foretab.errors import QuestionError
+from foretab.errors import QueryError, QuestionError
 from foretab.forecast.sources import LazySource
 from foretab.limits import check_question
 
@@ -71,8 +72,11 @@ class Engine:
     def __init__(self, session: StoreSession, stages: Stages, *, kind: str = "rules") -> None:
         self.session = session
         self.stages = stages
-        # forecast() in SQL forecasts with the model this engine's questions use.
-        session.forecasts.use(self.series_model)
+        # forecast() in SQL forecasts with the model this engine's questions use, reached
+        # through a weak reference: a session holding its engine made every engine a
+        # reference cycle, so one dropped without ``close`` kept its guard worker, store
+        # connections and indexes until the cyclic collector's next full pass.
+        session.forecasts.use(_while_alive(self.series_model))
         #: which engine this is (``rules``, ``timefore``, ``vanilla``, ``hybrid:…``), for answers
         self.kind = kind
 
@@ -276,6 +280,22 @@ class Engine:
             if callable(take):
                 out.extend(take())
         return out
+
+
+def _while_alive(method: Callable[[], T]) -> Callable[[], T]:
+    """``method`` called through a weak reference to its object (an engine)."""
+    ref = weakref.WeakMethod(method)  # type: ignore[arg-type]
+
+    def call() -> T:
+        bound = ref()
+        if bound is None:
+            raise QueryError(
+                "forecast() in SQL needs the engine this SQL guard belongs to, and that "
+                "engine is gone; keep the engine (Engine.open(...)) while you use its guard"
+            )
+        return bound()
+
+    return call
 
 
 def timed(work: Callable[[], T]) -> tuple[T, float]:
