@@ -1,10 +1,10 @@
 """The guard's worker pool: a worker is killed and waited for before its ``Popen`` goes.
 
-An engine's session refers back to the engine, so an engine dropped without ``close`` is
-freed by the cyclic collector, which finalizes what the cycle holds in the order of its
-lists. A worker reused from the idle pool is older than the executor that took it; its
-``Popen.__del__`` used to run first and warn that the subprocess was still running (one
-fast-suite run in eight failed on it).
+An executor dropped in a reference cycle (every engine's was, until its session held it
+weakly) is freed by the cyclic collector, which finalizes what the cycle holds in the
+order of its lists. A worker reused from the idle pool is older than the executor that
+took it; its ``Popen.__del__`` used to run first and warn that the subprocess was still
+running (one fast-suite run in eight failed on it).
 """
 
 from __future__ import annotations

@@ -115,8 +115,8 @@ class Worker:
 _idle: list[Worker] = []
 _lock = threading.Lock()
 #: Every worker not killed yet, idle or held by an executor. Kept here so that a running
-#: worker's ``Popen`` is never garbage: an executor dropped in a reference cycle (an
-#: engine's session refers back to the engine) is freed by the cyclic collector, which finalizes
+#: worker's ``Popen`` is never garbage: an executor dropped in a reference cycle (as every
+#: engine's was, until its session held it weakly) is freed by the cyclic collector, which finalizes
 #: everything the cycle holds in the order of its lists, and a worker reused from the idle
 #: pool is older than its executor. Its ``Popen.__del__`` then ran first and warned that
 #: the subprocess was still running, before the executor's ``__del__`` killed it (one
