@@ -73,9 +73,9 @@ class Engine:
         self.session = session
         self.stages = stages
         # forecast() in SQL forecasts with the model this engine's questions use, reached
-        # through a weak reference: a session holding its engine made every engine a
-        # reference cycle, so one dropped without ``close`` kept its guard worker, store
-        # connections and indexes until the cyclic collector's next full pass.
+        # through a weak reference: a session holding its engine would make every engine a
+        # reference cycle, and one dropped without ``close`` would keep its guard worker,
+        # store connections and indexes until the cyclic collector's next full pass.
         session.forecasts.use(_while_alive(self.series_model))
         #: which engine this is (``rules``, ``timefore``, ``vanilla``, ``hybrid:…``), for answers
         self.kind = kind

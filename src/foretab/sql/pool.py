@@ -114,14 +114,12 @@ class Worker:
 
 _idle: list[Worker] = []
 _lock = threading.Lock()
-#: Every worker not killed yet, idle or held by an executor. Kept here so that a running
-#: worker's ``Popen`` is never garbage: an executor dropped in a reference cycle (as every
-#: engine's was, until its session held it weakly) is freed by the cyclic collector, which finalizes
-#: everything the cycle holds in the order of its lists, and a worker reused from the idle
-#: pool is older than its executor. Its ``Popen.__del__`` then ran first and warned that
-#: the subprocess was still running, before the executor's ``__del__`` killed it (one
-#: fast-suite run in eight failed on that warning). Now only the executor is garbage; its
-#: ``__del__`` kills the worker, which leaves this set.
+#: Every worker not killed yet, idle or held by an executor: a running worker's ``Popen``
+#: must never be garbage. When the cyclic collector frees an executor dropped in a reference
+#: cycle, it finalizes everything the cycle holds in the order of its lists, and a worker
+#: reused from the idle pool is older than its executor: its ``Popen.__del__`` would run
+#: first and warn that the process still runs, before the executor's ``__del__`` kills it
+#: (docs/development.md). Held here, only the executor is garbage; ``kill`` removes it.
 _live: set[Worker] = set()
 _live_lock = threading.Lock()  # not ``_lock``: ``acquire`` kills workers while holding it
 
