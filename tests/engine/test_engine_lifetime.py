@@ -8,7 +8,6 @@ connections and indexes until the cyclic collector's next full pass.
 from __future__ import annotations
 
 import gc
-import sys
 import weakref
 from collections.abc import Iterator
 
@@ -16,6 +15,7 @@ import pytest
 
 from foretab.engine import Engine
 from foretab.errors import QueryError
+from tests.processes import needs_proc, running
 
 QUESTION = "What was the price of Bund Garden in Huangpu District, Shanghai in March 2021?"
 
@@ -32,15 +32,7 @@ def no_cyclic_collector() -> Iterator[None]:
             gc.enable()
 
 
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@needs_proc
 def test_a_dropped_engine_is_freed_with_its_guard_worker(
     mini_duckdb: str, no_cyclic_collector: None
 ) -> None:
@@ -52,7 +44,7 @@ def test_a_dropped_engine_is_freed_with_its_guard_worker(
     dropped = weakref.ref(engine)
     del engine, worker
     assert dropped() is None, "the engine outlived its last reference"
-    assert not _running(pid), "the dropped engine's guard worker is still running"
+    assert not running(pid), "the dropped engine's guard worker is still running"
 
 
 def test_a_guard_kept_without_its_engine_says_why_forecast_sql_fails(

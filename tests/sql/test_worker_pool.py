@@ -13,6 +13,7 @@ import gc
 import sys
 
 import pytest
+from tests.processes import needs_proc, running
 
 from foretab.sql.guard import GuardedExecutor
 
@@ -25,15 +26,7 @@ class _Cycle:
         self.me = self
 
 
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@needs_proc
 def test_an_executor_freed_in_a_cycle_kills_its_reused_worker_quietly(
     mini_duckdb: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -52,4 +45,4 @@ def test_an_executor_freed_in_a_cycle_kills_its_reused_worker_quietly(
     del cycle, worker
     gc.collect()
     assert finalizer_errors == []
-    assert not _running(pid), "the dropped executor's worker is still running"
+    assert not running(pid), "the dropped executor's worker is still running"
