@@ -25,10 +25,20 @@ for ablation in none gh-nf gtc gh-pf gh-gf; do
 done
 foretab bench report "$out"/qa_none.json "$out"/qa_gh-nf.json "$out"/qa_gtc.json "$out"/qa_gh-pf.json "$out"/qa_gh-gf.json --out "$out/qa_report.md"
 
-echo "== latency"
-foretab bench latency --db "$db" --dataset "$out/qa/test.jsonl" --n 500 --json "$out/latency.json"
+echo "== latency: every test question of every family (docs/benchmarks/latency.md), its flame graph"
+foretab bench build --db "$db" --out "$out/qa_all" --seed 0 --families all >/dev/null
+foretab bench latency --db "$db" --dataset "$out/qa_all/test.jsonl" --n 0 --cold-runs 3 --json "$out/latency.json"
+if command -v py-spy >/dev/null 2>&1; then  # the [bench] extra
+  py-spy record --subprocesses --function --nonblocking --rate 100 --format flamegraph \
+    --output "$out/latency-flame.svg" -- \
+    foretab bench latency --db "$db" --dataset "$out/qa_all/test.jsonl" --n 0 --cold-runs 0 >/dev/null
+fi
 
-echo "== HTTP server load test (loopback, demo store)"
+echo "== HTTP server load test (loopback, the corpus store; one worker, then two)"
+foretab bench serve --db "$db" --dataset "$out/qa_all/test.jsonl" --dataset "$out/qa_all/val.jsonl" \
+  --requests 2000 --concurrency 20 --seed 1 --json "$out/serve.json"
+
+echo "== HTTP server load test (loopback, demo store; the earlier rounds' figures)"
 foretab demo --db "$out/demo.duckdb" >/dev/null
 # The load test's distinct questions (every family, EN and ZH), built once for the four runs.
 foretab bench build --db "$out/demo.duckdb" --out "$out/serve_qa" >/dev/null
