@@ -19,7 +19,7 @@ from foretab.sql.guard import GuardedExecutor
 
 
 class _Cycle:
-    """Something that refers to itself, as an engine does through its session."""
+    """Something that refers to itself: only the cyclic collector frees it."""
 
     def __init__(self, guard: GuardedExecutor) -> None:
         self.guard = guard
