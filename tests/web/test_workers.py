@@ -28,6 +28,7 @@ from foretab.store.ingest import ingest_path
 from foretab.web import AppSettings, EnginePool, create_app
 from foretab.web.pool import EngineFactory, engine_factory
 from tests.conftest import MINI_CSV
+from tests.processes import running
 from tests.web.conftest import TEST_HOSTS
 from tests.web.server import serve_process, serving
 
@@ -237,10 +238,7 @@ def test_workers_share_one_port_and_each_picks_up_a_new_ingest(tmp_path: Path) -
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=20) == 0
     for pid in workers:
-        assert (
-            not Path(f"/proc/{pid}").exists()
-            or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
-        )
+        assert not running(pid)
     # (The SIGKILLed worker's semaphore is reported by multiprocessing's resource tracker.)
     assert log.read_text().count("leaked semaphore") <= 1
 
